@@ -1,0 +1,72 @@
+#include "sim/chrome_trace.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <nlohmann/json.hpp>
+
+namespace ddpsim::sim {
+namespace {
+
+// Microseconds with nanosecond precision, printed exactly from the integer.
+std::string micros(Time t) {
+  const std::int64_t ns = t.count_ns();
+  return fmt::format("{}.{:03}", ns / 1000, ns % 1000);
+}
+
+}  // namespace
+
+ChromeTraceWriter::ChromeTraceWriter(std::ostream& out, NameFn name_of)
+    : out_(out), name_of_(std::move(name_of)) {
+  out_ << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[";
+}
+
+ChromeTraceWriter::~ChromeTraceWriter() { finish(); }
+
+void ChromeTraceWriter::separator() {
+  out_ << (first_ ? "\n" : ",\n");
+  first_ = false;
+}
+
+void ChromeTraceWriter::begin_run(std::string_view run_name, int world_size) {
+  pid_base_ = next_pid_;
+  next_pid_ += world_size;
+  for (int r = 0; r < world_size; ++r) {
+    const int pid = pid_base_ + r;
+    const std::string name = fmt::format("{} rank {}", run_name, r);
+    separator();
+    fmt::print(out_, R"({{"name":"process_name","ph":"M","pid":{},"args":{{"name":{}}}}})", pid,
+               nlohmann::json(name).dump());
+    separator();
+    fmt::print(out_, R"({{"name":"process_sort_index","ph":"M","pid":{},"args":{{"sort_index":{}}}}})",
+               pid, pid);
+    for (int s = 0; s < kStreamsPerRank; ++s) {
+      separator();
+      fmt::print(out_, R"({{"name":"thread_name","ph":"M","pid":{},"tid":{},"args":{{"name":"{}"}}}})",
+                 pid, s, to_string(static_cast<StreamKind>(s)));
+    }
+  }
+}
+
+void ChromeTraceWriter::on_op(const OpRecord& r) {
+  separator();
+  fmt::print(out_, R"({{"name":"{}","cat":"{}","ph":"X","pid":{},"tid":{},"ts":{},"dur":{},)",
+             name_of_(r.label), to_string(r.stream), pid_base_ + r.rank,
+             static_cast<int>(r.stream), micros(r.start), micros(r.end - r.start));
+  if (r.is_collective) {
+    fmt::print(out_, R"("args":{{"iteration":{},"op":"{}","seq":{},"bytes":{},"wait_us":{}}}}})",
+               r.label.iteration, to_string(r.collective.kind), r.group_seq, r.collective.bytes,
+               micros(r.start - r.arrival));
+  } else {
+    fmt::print(out_, R"("args":{{"iteration":{}}}}})", r.label.iteration);
+  }
+}
+
+void ChromeTraceWriter::finish() {
+  if (finished_) return;
+  finished_ = true;
+  out_ << "\n]}\n";
+  out_.flush();
+}
+
+}  // namespace ddpsim::sim

@@ -1,0 +1,36 @@
+#pragma once
+// Writes operations as a Chrome/Perfetto trace (JSON "traceEvents"): one
+// process per rank, one track per stream. ui.perfetto.dev opens it.
+
+#include <functional>
+#include <ostream>
+#include <string_view>
+
+#include "sim/engine.hpp"
+
+namespace ddpsim::sim {
+
+class ChromeTraceWriter final : public Observer {
+ public:
+  using NameFn = std::function<std::string_view(OpLabel)>;
+  /// `out` must outlive the writer; `name_of` names each operation.
+  ChromeTraceWriter(std::ostream& out, NameFn name_of);
+  ~ChromeTraceWriter() override;
+
+  /// Starts a run: its ranks get fresh process ids, named "<run_name> rank <r>".
+  void begin_run(std::string_view run_name, int world_size);
+  void on_op(const OpRecord& record) override;
+  /// Closes the JSON document; called by the destructor if not before.
+  void finish();
+
+ private:
+  void separator();
+  std::ostream& out_;
+  NameFn name_of_;
+  int pid_base_ = 0;
+  int next_pid_ = 0;
+  bool first_ = true;
+  bool finished_ = false;
+};
+
+}  // namespace ddpsim::sim

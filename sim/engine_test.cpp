@@ -1,0 +1,190 @@
+#include "sim/engine.hpp"
+
+#include <doctest/doctest.h>
+
+#include <vector>
+
+using namespace ddpsim::sim;
+
+namespace {
+
+struct Recorder final : Observer {
+  std::vector<OpRecord> ops;
+  void on_op(const OpRecord& r) override { ops.push_back(r); }
+};
+
+Time ms(double v) { return Time::from_ms(v); }
+
+CollectiveCostFn fixed_cost(double cost_ms) {
+  return [cost_ms](const Collective&, int) { return Time::from_ms(cost_ms); };
+}
+
+}  // namespace
+
+TEST_CASE("events run in time order, ties in insertion order") {
+  Engine e(3, fixed_cost(0));
+  Recorder rec;
+  e.add_observer(rec);
+  e.enqueue(0, StreamKind::kCompute, ms(5), {0, 0});
+  e.enqueue(1, StreamKind::kCompute, ms(3), {1, 0});
+  e.enqueue(2, StreamKind::kCompute, ms(5), {2, 0});
+  e.enqueue(2, StreamKind::kHost, ms(5), {3, 0});
+  const RunSummary s = e.run();
+  REQUIRE(rec.ops.size() == 4);
+  CHECK(rec.ops[0].rank == 1);
+  CHECK(rec.ops[1].rank == 0);  // same time as the next two: enqueued first
+  CHECK(rec.ops[2].label.tag == 2);
+  CHECK(rec.ops[3].label.tag == 3);
+  CHECK(s.end == ms(5));
+  CHECK(s.rank_ops == 4);
+  CHECK_FALSE(s.hung());
+}
+
+TEST_CASE("a stream runs its operations one at a time, in order") {
+  Engine e(1, fixed_cost(0));
+  Recorder rec;
+  e.add_observer(rec);
+  e.enqueue(0, StreamKind::kCompute, ms(2), {0, 0});
+  e.enqueue(0, StreamKind::kCompute, ms(1), {1, 0});
+  e.run();
+  REQUIRE(rec.ops.size() == 2);
+  CHECK(rec.ops[1].ready == ms(2));
+  CHECK(rec.ops[1].start == ms(2));
+  CHECK(rec.ops[1].end == ms(3));
+}
+
+TEST_CASE("a cross-stream dependency delays the start, not the stream's readiness") {
+  Engine e(1, fixed_cost(0));
+  Recorder rec;
+  e.add_observer(rec);
+  const OpRef data = e.enqueue(0, StreamKind::kHost, ms(4), {0, 0});
+  e.enqueue(0, StreamKind::kCompute, ms(1), {1, 0}, data);
+  e.run();
+  REQUIRE(rec.ops.size() == 2);
+  CHECK(rec.ops[1].ready == Time::zero());
+  CHECK(rec.ops[1].start == ms(4));
+  CHECK(rec.ops[1].end == ms(5));
+}
+
+TEST_CASE("a collective starts when the last member arrives and lasts its cost") {
+  Engine e(3, fixed_cost(10));
+  Recorder rec;
+  e.add_observer(rec);
+  for (int r = 0; r < 3; ++r) {
+    const OpRef c = e.enqueue(r, StreamKind::kCompute, ms(r + 1), {0, 0});
+    e.enqueue_collective(r, Engine::kWorld, {CollectiveKind::kAllReduce, 64}, {1, 0}, c);
+  }
+  const RunSummary s = e.run();
+  CHECK_FALSE(s.hung());
+  int collectives = 0;
+  for (const OpRecord& r : rec.ops) {
+    if (!r.is_collective) continue;
+    ++collectives;
+    CHECK(r.arrival == ms(r.rank + 1));
+    CHECK(r.start == ms(3));
+    CHECK(r.end == ms(13));
+    CHECK(r.group_seq == 0);
+  }
+  CHECK(collectives == 3);
+}
+
+TEST_CASE("collectives match by per-group sequence number, never by label") {
+  Engine e(2, fixed_cost(1));
+  Recorder rec;
+  e.add_observer(rec);
+  // Rank 0 labels its collectives iterations 0 and 1, rank 1 labels them 7 and 9.
+  e.enqueue_collective(0, Engine::kWorld, {CollectiveKind::kAllReduce, 4}, {0, 0});
+  e.enqueue_collective(0, Engine::kWorld, {CollectiveKind::kAllReduce, 4}, {0, 1});
+  e.enqueue(1, StreamKind::kCompute, ms(5), {0, 0});
+  e.enqueue_collective(1, Engine::kWorld, {CollectiveKind::kAllReduce, 4}, {0, 7});
+  e.enqueue_collective(1, Engine::kWorld, {CollectiveKind::kAllReduce, 4}, {0, 9});
+  CHECK_FALSE(e.run().hung());
+  std::vector<OpRecord> rank0;
+  for (const auto& r : rec.ops) {
+    if (r.is_collective && r.rank == 0) rank0.push_back(r);
+  }
+  REQUIRE(rank0.size() == 2);
+  CHECK(rank0[0].group_seq == 0);
+  CHECK(rank0[0].end == ms(1));  // no dependency on rank 1's compute: both arrive at 0
+  CHECK(rank0[1].group_seq == 1);
+  CHECK(rank0[1].start == ms(1));  // waits for the comm stream to be free
+  CHECK(rank0[1].end == ms(2));
+}
+
+TEST_CASE("a collective waits for a member whose communication stream is busy") {
+  Engine e(2, fixed_cost(2));
+  Recorder rec;
+  e.add_observer(rec);
+  // Rank 1's comm stream is busy with a 6 ms point op before the collective.
+  e.enqueue(1, StreamKind::kComm, ms(6), {9, 0});
+  e.enqueue_collective(0, Engine::kWorld, {CollectiveKind::kAllReduce, 4}, {0, 0});
+  e.enqueue_collective(1, Engine::kWorld, {CollectiveKind::kAllReduce, 4}, {0, 0});
+  e.run();
+  for (const auto& r : rec.ops) {
+    if (!r.is_collective) continue;
+    CHECK(r.start == ms(6));
+    CHECK(r.end == ms(8));
+  }
+}
+
+TEST_CASE("a missing member ends the run as a hang naming who waits where") {
+  Engine e(3, fixed_cost(1));
+  // Ranks 0 and 2 reach all-reduce #0; rank 1 never issues it.
+  for (int r : {0, 2}) {
+    const OpRef ar = e.enqueue_collective(r, Engine::kWorld, {CollectiveKind::kAllReduce, 8}, {1, 3});
+    e.enqueue(r, StreamKind::kCompute, ms(1), {2, 3}, ar);
+  }
+  e.enqueue(1, StreamKind::kCompute, ms(1), {0, 3});
+  const RunSummary s = e.run();
+  REQUIRE(s.hung());
+  REQUIRE(s.blocked.size() == 4);
+  const BlockedOp& b0 = s.blocked[0];
+  CHECK(b0.rank == 0);
+  CHECK(b0.stream == StreamKind::kCompute);
+  REQUIRE(b0.waits_for.has_value());
+  CHECK(b0.waits_for->stream == Engine::stream_id(0, StreamKind::kComm));
+  const BlockedOp& b1 = s.blocked[1];
+  CHECK(b1.rank == 0);
+  CHECK(b1.stream == StreamKind::kComm);
+  CHECK(b1.in_rendezvous);
+  CHECK(b1.group_seq == 0);
+  CHECK(b1.label.iteration == 3);
+  CHECK(b1.missing_ranks == std::vector<int>{1});
+  CHECK(s.blocked[3].rank == 2);
+  CHECK(s.blocked[3].missing_ranks == std::vector<int>{1});
+}
+
+TEST_CASE("processes are woken when the awaited operation ends") {
+  struct Loop final : Process {
+    int rank;
+    int remaining;
+    std::vector<Time> woke;
+    Loop(int r, int n) : rank(r), remaining(n) {}
+    void issue(Engine& e) {
+      const OpRef c = e.enqueue(rank, StreamKind::kCompute, Time::from_ms(rank + 1), {0, 0});
+      const OpRef ar = e.enqueue_collective(rank, Engine::kWorld, {CollectiveKind::kAllReduce, 4}, {1, 0}, c);
+      e.wake_when_done(ar, *this, 0);
+    }
+    void on_wake(Engine& e, std::uint64_t) override {
+      woke.push_back(e.now());
+      if (--remaining > 0) issue(e);
+    }
+  };
+  Engine e(2, fixed_cost(1));
+  Loop a(0, 3), b(1, 3);
+  a.issue(e);
+  b.issue(e);
+  const RunSummary s = e.run();
+  CHECK_FALSE(s.hung());
+  // Each iteration: the slower rank computes 2 ms, then 1 ms of all-reduce.
+  CHECK(a.woke == std::vector<Time>{ms(3), ms(6), ms(9)});
+  CHECK(b.woke == a.woke);
+}
+
+TEST_CASE("invalid engine calls are rejected") {
+  Engine e(2, fixed_cost(1));
+  CHECK_THROWS_AS(e.enqueue(2, StreamKind::kCompute, ms(1), {}), std::out_of_range);
+  CHECK_THROWS_AS(e.enqueue(0, StreamKind::kCompute, Time::ns(-1), {}), std::invalid_argument);
+  CHECK_THROWS_AS(e.enqueue(0, StreamKind::kCompute, ms(1), {}, OpRef{0, 5}), std::invalid_argument);
+  CHECK_THROWS_AS(Engine(0, fixed_cost(1)), std::invalid_argument);
+}
