@@ -1,0 +1,26 @@
+#pragma once
+// Analytic collective costs. Derivations: docs/cost-models.md.
+
+#include <cstdint>
+
+#include "sim/engine.hpp"
+#include "sim/time.hpp"
+
+namespace ddpsim::models {
+
+/// Alpha-beta parameters of one ring link, plus the fixed cost of launching
+/// a collective (kernel launch, proxy hand-off).
+struct NetworkParams {
+  sim::Time latency;               ///< alpha: per ring step
+  double bandwidth_GBps = 1.0;     ///< beta^-1: bytes per nanosecond (1 GB/s = 1 B/ns)
+  sim::Time launch_overhead;       ///< once per collective
+};
+
+/// Ring all-reduce: launch + 2(W-1) alpha + 2(W-1)/W * bytes / bandwidth.
+sim::Time ring_all_reduce_time(const NetworkParams& net, std::int64_t bytes, int world_size);
+/// Pipelined ring broadcast: launch + (W-1) alpha + bytes / bandwidth (W > 1).
+sim::Time ring_broadcast_time(const NetworkParams& net, std::int64_t bytes, int world_size);
+/// Any collective the engine may issue; a barrier is a 4-byte all-reduce, as in NCCL.
+sim::Time collective_time(const NetworkParams& net, const sim::Collective& c, int world_size);
+
+}  // namespace ddpsim::models

@@ -1,0 +1,49 @@
+#include "models/collective_cost.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace ddpsim;
+using models::NetworkParams;
+using sim::Time;
+
+namespace {
+NetworkParams lab_network() {
+  return NetworkParams{Time::from_us(180), 25.0, Time::from_us(50)};
+}
+}  // namespace
+
+TEST_CASE("ring all-reduce: launch + 2(W-1) alpha + 2(W-1)/W bytes/bandwidth") {
+  const NetworkParams net = lab_network();
+  // One rank: no ring steps, only the launch.
+  CHECK(models::ring_all_reduce_time(net, 4'000'000, 1) == Time::from_us(50));
+  // 4 MB at 25 GB/s is 160 us; W=4: 50 + 6*180 + 1.5*160 = 1370 us.
+  CHECK(models::ring_all_reduce_time(net, 4'000'000, 4) == Time::from_us(1370));
+  // W=3: 2*2/3 * 160 us = 213.333 us, rounded to the nanosecond.
+  CHECK(models::ring_all_reduce_time(net, 4'000'000, 3).count_ns() == 50'000 + 4 * 180'000 + 213'333);
+}
+
+TEST_CASE("the bandwidth term tends to twice bytes/bandwidth: bus bandwidth is link bandwidth") {
+  NetworkParams net{Time::zero(), 10.0, Time::zero()};
+  const std::int64_t bytes = 1'000'000'000;
+  for (int w : {2, 8, 64, 1024}) {
+    const double t = static_cast<double>(models::ring_all_reduce_time(net, bytes, w).count_ns());
+    // nccl-tests: busbw = algbw * 2(W-1)/W; with alpha = 0 it equals the link bandwidth.
+    const double algbw = static_cast<double>(bytes) / t;
+    CHECK(algbw * 2.0 * (w - 1) / w == doctest::Approx(10.0).epsilon(1e-8));
+  }
+}
+
+TEST_CASE("broadcast and barrier") {
+  const NetworkParams net = lab_network();
+  CHECK(models::ring_broadcast_time(net, 4'000'000, 1) == Time::from_us(50));
+  CHECK(models::ring_broadcast_time(net, 4'000'000, 4) == Time::from_us(50 + 3 * 180 + 160));
+  const sim::Collective barrier{sim::CollectiveKind::kBarrier, 0};
+  CHECK(models::collective_time(net, barrier, 4) == models::ring_all_reduce_time(net, 4, 4));
+}
+
+TEST_CASE("invalid network parameters are refused") {
+  NetworkParams net = lab_network();
+  net.bandwidth_GBps = 0;
+  CHECK_THROWS_AS(models::ring_all_reduce_time(net, 8, 2), std::invalid_argument);
+  CHECK_THROWS_AS(models::ring_all_reduce_time(lab_network(), -1, 2), std::invalid_argument);
+}
