@@ -1,0 +1,31 @@
+#pragma once
+// The one error type for bad input (scenario files, command lines). Caught
+// once, in main, and turned into exit code 2.
+
+#include <stdexcept>
+#include <string>
+
+namespace ddpsim::scenarios {
+
+/// Where in an input file something is; line and column are 1-based, 0 when unknown.
+struct Location {
+  std::string file;
+  int line = 0;
+  int column = 0;
+};
+
+class InputError : public std::runtime_error {
+ public:
+  /// "file:line:column: key 'k': value 'v': expected E" (parts left empty are omitted).
+  InputError(const Location& where, const std::string& key, const std::string& value,
+             const std::string& expected);
+
+  const Location& where() const { return where_; }
+  const std::string& key() const { return key_; }
+
+ private:
+  Location where_;
+  std::string key_;
+};
+
+}  // namespace ddpsim::scenarios

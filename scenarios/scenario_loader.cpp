@@ -1,0 +1,425 @@
+// Scenario validation. Every value is checked for type, range and
+// finiteness; every mapping for unknown and duplicate keys. Nothing is
+// walked that the schema does not name, so alias bombs cost nothing.
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "scenarios/input_error.hpp"
+#include "scenarios/scenario.hpp"
+
+namespace ddpsim::scenarios {
+namespace {
+
+using sim::Time;
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string describe(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Null: return "(nothing)";
+    case YAML::NodeType::Sequence: return "(a sequence)";
+    case YAML::NodeType::Map: return "(a mapping)";
+    case YAML::NodeType::Scalar: {
+      std::string s = n.Scalar();
+      if (s.size() > 60) s = s.substr(0, 57) + "...";
+      return "'" + s + "'";
+    }
+    default: return "(undefined)";
+  }
+}
+
+std::string join(const std::vector<std::string_view>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out += (i == 0 ? "" : ", ");
+    out += names[i];
+  }
+  return out;
+}
+
+class Reader;
+
+// One mapping of the scenario, checked against the keys it may hold.
+class Section {
+ public:
+  Section(const Reader& reader, YAML::Node node, std::string path, Location where,
+          std::vector<std::string_view> allowed);
+
+  bool has(std::string_view key) const { return entries_.count(std::string(key)) != 0; }
+  std::string path_of(std::string_view key) const {
+    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  }
+  [[noreturn]] void fail(std::string_view key, const std::string& expected) const;
+  [[noreturn]] void fail_value(std::string_view key, const std::string& expected) const;
+  [[noreturn]] void missing(std::string_view key, const std::string& expected) const;
+  /// Rejects a present key that does not apply, with the reason.
+  void forbid(std::string_view key, const std::string& why) const {
+    if (has(key)) fail(key, why);
+  }
+
+  Section child(std::string_view key, std::vector<std::string_view> allowed) const;
+  const YAML::Node& value(std::string_view key) const { return entries_.at(std::string(key)).value; }
+
+  std::int64_t integer(std::string_view key, std::int64_t lo, std::int64_t hi,
+                       std::optional<std::int64_t> fallback) const;
+  double number(std::string_view key, double lo, bool lo_open, double hi, std::optional<double> fallback,
+                std::string_view unit) const;
+  Time millis(std::string_view key, std::optional<double> fallback, bool positive = false) const;
+  Time micros(std::string_view key, std::optional<double> fallback) const;
+  std::string choice(std::string_view key, std::vector<std::string_view> options,
+                     std::optional<std::string_view> fallback) const;
+  std::string text(std::string_view key, std::string fallback) const;
+  std::vector<std::int64_t> integer_or_list(std::string_view key, std::int64_t lo, std::int64_t hi) const;
+
+  Location location() const { return where_; }
+  Location location_of(const YAML::Node& n) const;
+
+ private:
+  struct Entry {
+    YAML::Node key;
+    YAML::Node value;
+  };
+  std::int64_t parse_integer(const YAML::Node& n, std::string_view key, std::int64_t lo,
+                             std::int64_t hi) const;
+  const Reader& reader_;
+  std::string path_;
+  Location where_;
+  std::map<std::string, Entry> entries_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+  Location at(const YAML::Mark& m) const {
+    if (m.is_null()) return Location{file_, 0, 0};
+    return Location{file_, m.line + 1, m.column + 1};
+  }
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+Location Section::location_of(const YAML::Node& n) const {
+  const Location l = reader_.at(n.Mark());
+  return l.line > 0 ? l : where_;
+}
+
+Section::Section(const Reader& reader, YAML::Node node, std::string path, Location where,
+                 std::vector<std::string_view> allowed)
+    : reader_(reader), path_(std::move(path)), where_(where) {
+  if (!node.IsDefined() || node.IsNull()) return;  // an absent or empty section
+  if (!node.IsMap()) {
+    throw InputError(location_of(node), path_.empty() ? "(document)" : path_, describe(node),
+                     "expected a mapping of keys to values");
+  }
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const YAML::Node& k = it->first;
+    const Location kl = location_of(k);
+    if (!k.IsScalar()) throw InputError(kl, path_, describe(k), "expected a plain key");
+    const std::string name = k.Scalar();
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      std::string expected = "unknown key";
+      std::string_view best;
+      std::size_t best_d = std::max<std::size_t>(2, name.size() / 3) + 1;
+      for (std::string_view a : allowed) {
+        const std::size_t d = edit_distance(name, a);
+        if (d < best_d) best = a, best_d = d;
+      }
+      if (!best.empty()) expected += fmt::format(" (did you mean '{}'?)", best);
+      expected += "; allowed here: " + join(allowed);
+      throw InputError(kl, path_of(name), "", expected);
+    }
+    if (entries_.count(name)) {
+      const Location first = location_of(entries_.at(name).key);
+      throw InputError(kl, path_of(name), "",
+                       fmt::format("duplicate key (first given at line {})", first.line));
+    }
+    entries_.emplace(name, Entry{k, it->second});
+  }
+}
+
+void Section::fail(std::string_view key, const std::string& expected) const {
+  throw InputError(location_of(entries_.at(std::string(key)).key), path_of(key), "", expected);
+}
+
+void Section::fail_value(std::string_view key, const std::string& expected) const {
+  const YAML::Node& v = value(key);
+  throw InputError(v.IsNull() ? location_of(entries_.at(std::string(key)).key) : location_of(v), path_of(key),
+                   describe(v), expected);
+}
+
+void Section::missing(std::string_view key, const std::string& expected) const {
+  throw InputError(where_, path_of(key), "", "missing; expected " + expected);
+}
+
+Section Section::child(std::string_view key, std::vector<std::string_view> allowed) const {
+  if (!has(key)) return Section(reader_, YAML::Node(), path_of(key), where_, std::move(allowed));
+  const auto& e = entries_.at(std::string(key));
+  return Section(reader_, e.value, path_of(key), location_of(e.key), std::move(allowed));
+}
+
+// Plain (unquoted) scalars only: a quoted "40" is a string, not a number.
+static bool plain_scalar(const YAML::Node& n) { return n.IsScalar() && n.Tag() != "!"; }
+
+std::int64_t Section::parse_integer(const YAML::Node& n, std::string_view key, std::int64_t lo,
+                                    std::int64_t hi) const {
+  const std::string expected = hi == INT64_MAX ? fmt::format("expected an integer >= {}", lo)
+                                               : fmt::format("expected an integer from {} to {}", lo, hi);
+  if (!plain_scalar(n)) throw InputError(location_of(n), path_of(key), describe(n), expected);
+  const std::string& s = n.Scalar();
+  std::int64_t v = 0;
+  const char* first = s.data() + (s.size() > 1 && s[0] == '+' ? 1 : 0);
+  const auto [ptr, ec] = std::from_chars(first, s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size() || v < lo || v > hi) {
+    throw InputError(location_of(n), path_of(key), describe(n), expected);
+  }
+  return v;
+}
+
+std::int64_t Section::integer(std::string_view key, std::int64_t lo, std::int64_t hi,
+                              std::optional<std::int64_t> fallback) const {
+  if (!has(key)) {
+    if (fallback) return *fallback;
+    missing(key, hi == INT64_MAX ? fmt::format("an integer >= {}", lo)
+                                 : fmt::format("an integer from {} to {}", lo, hi));
+  }
+  return parse_integer(value(key), key, lo, hi);
+}
+
+double Section::number(std::string_view key, double lo, bool lo_open, double hi,
+                       std::optional<double> fallback, std::string_view unit) const {
+  const std::string range = fmt::format("a finite number {} {:g} and <= {:g}{}", lo_open ? ">" : ">=", lo, hi,
+                                        unit.empty() ? "" : fmt::format(" ({})", unit));
+  if (!has(key)) {
+    if (fallback) return *fallback;
+    missing(key, range);
+  }
+  const YAML::Node& n = value(key);
+  if (!plain_scalar(n)) fail_value(key, "expected " + range);
+  const std::string& s = n.Scalar();
+  double v = 0;
+  const char* first = s.data() + (s.size() > 1 && s[0] == '+' ? 1 : 0);
+  const auto [ptr, ec] = std::from_chars(first, s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v) || (lo_open ? v <= lo : v < lo) ||
+      v > hi) {
+    fail_value(key, "expected " + range);
+  }
+  return v;
+}
+
+// Longest span accepted anywhere: about 11.6 days.
+constexpr double kMaxMs = 1e9;
+
+Time Section::millis(std::string_view key, std::optional<double> fallback, bool positive) const {
+  return Time::from_ms(number(key, 0, positive, kMaxMs, fallback, "milliseconds"));
+}
+
+Time Section::micros(std::string_view key, std::optional<double> fallback) const {
+  return Time::from_us(number(key, 0, false, kMaxMs * 1e3, fallback, "microseconds"));
+}
+
+std::string Section::choice(std::string_view key, std::vector<std::string_view> options,
+                            std::optional<std::string_view> fallback) const {
+  const std::string expected = "one of: " + join(options);
+  if (!has(key)) {
+    if (fallback) return std::string(*fallback);
+    missing(key, expected);
+  }
+  const YAML::Node& n = value(key);
+  if (!n.IsScalar() || std::find(options.begin(), options.end(), n.Scalar()) == options.end()) {
+    fail_value(key, "expected " + expected);
+  }
+  return n.Scalar();
+}
+
+std::string Section::text(std::string_view key, std::string fallback) const {
+  if (!has(key)) return fallback;
+  const YAML::Node& n = value(key);
+  if (!n.IsScalar() || n.Scalar().empty()) fail_value(key, "expected a non-empty string");
+  return n.Scalar();
+}
+
+std::vector<std::int64_t> Section::integer_or_list(std::string_view key, std::int64_t lo, std::int64_t hi) const {
+  const std::string what = fmt::format("an integer from {} to {}, or a non-empty list of them", lo, hi);
+  if (!has(key)) missing(key, what);
+  const YAML::Node& n = value(key);
+  std::vector<std::int64_t> out;
+  if (n.IsSequence()) {
+    if (n.size() == 0) fail_value(key, "expected " + what);
+    for (const YAML::Node& item : n) {
+      const std::int64_t v = parse_integer(item, key, lo, hi);
+      if (std::find(out.begin(), out.end(), v) != out.end()) {
+        throw InputError(location_of(item), path_of(key), describe(item), "expected no repeated values");
+      }
+      out.push_back(v);
+    }
+  } else {
+    out.push_back(parse_integer(n, key, lo, hi));
+  }
+  return out;
+}
+
+// Rejects what yaml-cpp should never see: oversized files, overlong lines,
+// NUL bytes, control characters and invalid UTF-8, located by line and column.
+void check_text(std::string_view text, const std::string& file) {
+  if (text.size() > kMaxScenarioBytes) {
+    throw InputError({file, 0, 0}, "", "",
+                     fmt::format("file is larger than {} bytes, the limit for a scenario", kMaxScenarioBytes));
+  }
+  int line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const int column = static_cast<int>(i - line_start) + 1;
+    if (c == '\n') {
+      ++line;
+      line_start = ++i;
+      continue;
+    }
+    if (i - line_start >= kMaxLineBytes) {
+      throw InputError({file, line, column}, "", "",
+                       fmt::format("line longer than {} bytes; scenarios are small text files", kMaxLineBytes));
+    }
+    if (c < 0x20 && c != '\t' && c != '\r') {
+      throw InputError({file, line, column}, "", fmt::format("0x{:02x}", c),
+                       "a control character: expected UTF-8 text (is this a binary file?)");
+    }
+    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool ok = len != 0 && i + len <= text.size();
+    for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) >> 6) == 0x2;
+    if (!ok) {
+      throw InputError({file, line, column}, "", fmt::format("0x{:02x}", c),
+                       "invalid UTF-8: expected UTF-8 text (is this a binary file?)");
+    }
+    i += len;
+  }
+}
+
+YAML::Node parse_yaml(std::string_view text, const std::string& file) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(std::string(text));
+  } catch (const YAML::ParserException& e) {
+    std::string msg = e.msg;
+    if (msg == YAML::ErrorMsg::BAD_FILE) msg = "nested too deeply (at most 500 levels) or not YAML";
+    const Location at = Reader(file).at(e.mark);
+    throw InputError(at, "", "", "YAML syntax error: " + msg);
+  }
+  if (docs.empty() || docs[0].IsNull()) throw InputError({file, 0, 0}, "", "", "empty scenario: expected a mapping");
+  if (docs.size() > 1) throw InputError({file, 0, 0}, "", "", "expected one YAML document, found several");
+  return docs[0];
+}
+
+std::string stem_of(const std::string& source) {
+  const std::string stem = std::filesystem::path(source).stem().string();
+  return stem.empty() ? "scenario" : stem;
+}
+
+models::StragglerModel read_straggler(const Section& s, const std::vector<int>& worlds) {
+  const std::string model = s.choice("model", {"none", "log2", "jitter"}, "none");
+  const std::string why = fmt::format("does not apply to straggler model '{}'", model);
+  if (model == "none") {
+    for (auto k : {"penalty_ms", "rank", "distribution", "mean_ms", "max_ms"}) s.forbid(k, why);
+    return models::NoStraggler{};
+  }
+  if (model == "log2") {
+    for (auto k : {"distribution", "mean_ms", "max_ms"}) s.forbid(k, why);
+    const int smallest = *std::min_element(worlds.begin(), worlds.end());
+    const auto rank = s.integer("rank", -1, smallest - 1, -1);
+    return models::Log2Straggler{s.millis("penalty_ms", std::nullopt), static_cast<int>(rank)};
+  }
+  for (auto k : {"penalty_ms", "rank"}) s.forbid(k, why);
+  const std::string dist = s.choice("distribution", {"exponential", "uniform"}, "exponential");
+  if (dist == "exponential") {
+    s.forbid("max_ms", "does not apply to the exponential distribution (it takes mean_ms)");
+    return models::JitterStraggler{models::JitterDistribution::kExponential,
+                                   s.millis("mean_ms", std::nullopt, true), {}};
+  }
+  s.forbid("mean_ms", "does not apply to the uniform distribution (it takes max_ms)");
+  return models::JitterStraggler{models::JitterDistribution::kUniform, {}, s.millis("max_ms", std::nullopt, true)};
+}
+
+}  // namespace
+
+Scenario parse_scenario(std::string_view text, const std::string& source) {
+  check_text(text, source);
+  const YAML::Node root = parse_yaml(text, source);
+  const Reader reader(source);
+  const Section top(reader, root, "", Location{source, 1, 1},
+                    {"name", "description", "seed", "engine", "world_size", "training", "model", "data",
+                     "collective", "straggler"});
+  Scenario out;
+  out.source = source;
+  out.name = top.text("name", stem_of(source));
+  top.text("description", "");
+  top.choice("engine", {"analytic"}, "analytic");
+  out.seed = static_cast<std::uint64_t>(top.integer("seed", 0, INT64_MAX, 0));
+  for (std::int64_t w : top.integer_or_list("world_size", 1, kMaxWorldSize)) out.world_sizes.push_back(static_cast<int>(w));
+
+  models::DdpJob& job = out.job;
+  const Section training = top.child("training", {"iterations", "warmup_iterations", "local_batch_size"});
+  job.iterations = static_cast<int>(training.integer("iterations", 1, 10'000'000, 10));
+  job.warmup_iterations =
+      static_cast<int>(training.integer("warmup_iterations", 0, job.iterations - 1, std::min(1, job.iterations - 1)));
+  job.local_batch_size = static_cast<int>(training.integer("local_batch_size", 1, 1 << 24, 32));
+
+  const Section model = top.child("model", {"forward_ms", "backward_ms", "optimizer_ms", "gradient_bytes"});
+  if (!top.has("model")) top.missing("model", "a mapping with forward_ms, backward_ms and gradient_bytes");
+  job.model.forward = model.millis("forward_ms", std::nullopt);
+  job.model.backward = model.millis("backward_ms", std::nullopt);
+  job.model.optimizer = model.millis("optimizer_ms", 0.0);
+  job.model.gradient_bytes = model.integer("gradient_bytes", 1, std::int64_t{1} << 50, std::nullopt);
+
+  const Section data = top.child("data", {"load_ms"});
+  job.data_load = data.millis("load_ms", 0.0);
+
+  const Section coll = top.child("collective", {"algorithm", "latency_us", "bandwidth_GBps", "launch_overhead_us"});
+  if (!top.has("collective")) top.missing("collective", "a mapping with latency_us and bandwidth_GBps");
+  coll.choice("algorithm", {"ring"}, "ring");
+  job.network.latency = coll.micros("latency_us", std::nullopt);
+  job.network.bandwidth_GBps = coll.number("bandwidth_GBps", 0, true, 1e6, std::nullopt, "GB/s, 1 GB = 1e9 bytes");
+  job.network.launch_overhead = coll.micros("launch_overhead_us", 0.0);
+
+  job.straggler = read_straggler(
+      top.child("straggler", {"model", "penalty_ms", "rank", "distribution", "mean_ms", "max_ms"}), out.world_sizes);
+  return out;
+}
+
+Scenario load_scenario(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError({path, 0, 0}, "", "", "is a directory, expected a scenario file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError({path, 0, 0}, "", "", "cannot open the scenario file");
+  // Read at most one byte past the limit: a huge file is refused without being slurped.
+  std::string text(kMaxScenarioBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return parse_scenario(text, path);
+}
+
+}  // namespace ddpsim::scenarios
