@@ -1,0 +1,237 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "scenarios/input_error.hpp"
+#include "scenarios/scenario.hpp"
+
+using namespace ddpsim;
+using scenarios::InputError;
+using scenarios::parse_scenario;
+
+namespace {
+
+const std::string kValid = R"(name: t
+seed: 7
+world_size: [1, 2]
+training:
+  iterations: 4
+model:
+  forward_ms: 1
+  backward_ms: 2
+  gradient_bytes: 1000
+collective:
+  latency_us: 5
+  bandwidth_GBps: 10
+)";
+
+// The message of the InputError that parsing `text` throws ("" if none).
+std::string error_of(const std::string& text) {
+  try {
+    parse_scenario(text, "s.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const auto pos = text.find(from);
+  REQUIRE(pos != std::string::npos);
+  return text.replace(pos, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("a valid scenario loads with documented defaults") {
+  const auto s = parse_scenario(kValid, "dir/s.yaml");
+  CHECK(s.name == "t");
+  CHECK(s.seed == 7);
+  CHECK(s.world_sizes == std::vector<int>{1, 2});
+  CHECK(s.job.iterations == 4);
+  CHECK(s.job.warmup_iterations == 1);
+  CHECK(s.job.local_batch_size == 32);
+  CHECK(s.job.model.forward == sim::Time::from_ms(1));
+  CHECK(s.job.model.optimizer == sim::Time::zero());
+  CHECK(s.job.network.latency == sim::Time::from_us(5));
+  CHECK(s.job.network.launch_overhead == sim::Time::zero());
+  CHECK(std::holds_alternative<models::NoStraggler>(s.job.straggler));
+  const auto unnamed = parse_scenario(replace(kValid, "name: t\n", ""), "dir/my_run.yaml");
+  CHECK(unnamed.name == "my_run");
+  const auto single = parse_scenario(replace(kValid, "[1, 2]", "8"), "s.yaml");
+  CHECK(single.world_sizes == std::vector<int>{8});
+}
+
+TEST_CASE("straggler forms load") {
+  const auto log2 = parse_scenario(kValid + "straggler:\n  model: log2\n  penalty_ms: 4.9\n", "s.yaml");
+  const auto& l = std::get<models::Log2Straggler>(log2.job.straggler);
+  CHECK(l.penalty == sim::Time::from_ms(4.9));
+  CHECK(l.rank == -1);
+  const auto jit = parse_scenario(kValid + "straggler:\n  model: jitter\n  mean_ms: 2\n", "s.yaml");
+  CHECK(std::get<models::JitterStraggler>(jit.job.straggler).mean == sim::Time::from_ms(2));
+  const auto uni =
+      parse_scenario(kValid + "straggler:\n  model: jitter\n  distribution: uniform\n  max_ms: 3\n", "s.yaml");
+  CHECK(std::get<models::JitterStraggler>(uni.job.straggler).distribution == models::JitterDistribution::kUniform);
+}
+
+TEST_CASE("invalid input is a located InputError, never a crash or a silent default") {
+  SUBCASE("unknown top-level key, with a suggestion") {
+    const auto e = error_of(kValid + "trainig:\n  iterations: 3\n");
+    CHECK(e.find("s.yaml:13:1: key 'trainig': unknown key (did you mean 'training'?)") == 0);
+  }
+  SUBCASE("unknown nested key, with a suggestion") {
+    const auto e = error_of(replace(kValid, "forward_ms", "forwrd_ms"));
+    CHECK(e.find("s.yaml:7:3: key 'model.forwrd_ms': unknown key (did you mean 'forward_ms'?)") == 0);
+  }
+  SUBCASE("unknown key far from any known one lists what is allowed") {
+    const auto e = error_of(kValid + "zzz: 1\n");
+    CHECK(e.find("unknown key; allowed here: name, description") != std::string::npos);
+  }
+  SUBCASE("duplicate key") {
+    const auto e = error_of(replace(kValid, "  backward_ms: 2\n", "  backward_ms: 2\n  backward_ms: 3\n"));
+    CHECK(e.find("s.yaml:9:3: key 'model.backward_ms': duplicate key (first given at line 8)") == 0);
+  }
+  SUBCASE("wrong type: text for a number") {
+    const auto e = error_of(replace(kValid, "iterations: 4", "iterations: four"));
+    CHECK(e.find("s.yaml:5:15: key 'training.iterations': value 'four': expected an integer from 1") == 0);
+  }
+  SUBCASE("wrong type: a quoted number is a string") {
+    CHECK(error_of(replace(kValid, "forward_ms: 1", "forward_ms: \"1\"")).find("key 'model.forward_ms'") !=
+          std::string::npos);
+  }
+  SUBCASE("wrong type: a list for a number") {
+    CHECK(error_of(replace(kValid, "forward_ms: 1", "forward_ms: [1]")).find("value (a sequence)") !=
+          std::string::npos);
+  }
+  SUBCASE("wrong type: a section that is not a mapping") {
+    CHECK(error_of(replace(kValid, "training:\n  iterations: 4\n", "training: 4\n"))
+              .find("key 'training': value '4': expected a mapping") != std::string::npos);
+  }
+  SUBCASE("a fraction for an integer") {
+    CHECK(error_of(replace(kValid, "gradient_bytes: 1000", "gradient_bytes: 10.5")).find("expected an integer") !=
+          std::string::npos);
+  }
+  SUBCASE("NaN") {
+    const auto e = error_of(replace(kValid, "forward_ms: 1", "forward_ms: .nan"));
+    CHECK(e.find("s.yaml:7:15: key 'model.forward_ms': value '.nan': expected a finite number >= 0") == 0);
+  }
+  SUBCASE("infinity") {
+    CHECK(error_of(replace(kValid, "bandwidth_GBps: 10", "bandwidth_GBps: .inf")).find("expected a finite number") !=
+          std::string::npos);
+  }
+  SUBCASE("negative time") {
+    CHECK(error_of(replace(kValid, "backward_ms: 2", "backward_ms: -2")).find("value '-2': expected a finite number >= 0") !=
+          std::string::npos);
+  }
+  SUBCASE("zero gradient size") {
+    CHECK(error_of(replace(kValid, "gradient_bytes: 1000", "gradient_bytes: 0")).find("key 'model.gradient_bytes'") !=
+          std::string::npos);
+  }
+  SUBCASE("zero bandwidth") {
+    CHECK(error_of(replace(kValid, "bandwidth_GBps: 10", "bandwidth_GBps: 0")).find("expected a finite number > 0") !=
+          std::string::npos);
+  }
+  SUBCASE("zero world size") {
+    CHECK(error_of(replace(kValid, "[1, 2]", "[1, 0]")).find("s.yaml:3:17: key 'world_size': value '0'") == 0);
+  }
+  SUBCASE("empty world-size list") {
+    CHECK(error_of(replace(kValid, "[1, 2]", "[]")).find("key 'world_size'") != std::string::npos);
+  }
+  SUBCASE("repeated world size") {
+    CHECK(error_of(replace(kValid, "[1, 2]", "[2, 2]")).find("expected no repeated values") != std::string::npos);
+  }
+  SUBCASE("world size past the limit") {
+    CHECK(error_of(replace(kValid, "[1, 2]", "99999999999999999999")).find("key 'world_size'") != std::string::npos);
+  }
+  SUBCASE("missing required key") {
+    const auto e = error_of(replace(kValid, "world_size: [1, 2]\n", ""));
+    CHECK(e.find("s.yaml:1:1: key 'world_size': missing; expected an integer") == 0);
+  }
+  SUBCASE("missing required nested key") {
+    const auto e = error_of(replace(kValid, "  latency_us: 5\n", ""));
+    CHECK(e.find("s.yaml:10:1: key 'collective.latency_us': missing") == 0);
+  }
+  SUBCASE("warm-up leaving nothing to measure") {
+    CHECK(error_of(replace(kValid, "iterations: 4", "iterations: 4\n  warmup_iterations: 4"))
+              .find("key 'training.warmup_iterations': value '4': expected an integer from 0 to 3") != std::string::npos);
+  }
+  SUBCASE("unsupported engine") {
+    CHECK(error_of(kValid + "engine: simgrid\n").find("expected one of: analytic") != std::string::npos);
+  }
+  SUBCASE("straggler key of another form") {
+    CHECK(error_of(kValid + "straggler:\n  model: log2\n  penalty_ms: 1\n  mean_ms: 2\n")
+              .find("key 'straggler.mean_ms': does not apply to straggler model 'log2'") != std::string::npos);
+  }
+  SUBCASE("straggler rank outside the smallest world") {
+    CHECK(error_of(kValid + "straggler:\n  model: log2\n  penalty_ms: 1\n  rank: 1\n")
+              .find("expected an integer from -1 to 0") != std::string::npos);
+  }
+  SUBCASE("syntax error") {
+    const auto e = error_of("world_size: [1, 2\nmodel: {\n");
+    CHECK(e.find("s.yaml:") == 0);
+    CHECK(e.find("YAML syntax error") != std::string::npos);
+  }
+  SUBCASE("empty document") { CHECK(error_of("# nothing\n").find("empty scenario") != std::string::npos); }
+  SUBCASE("several documents") {
+    CHECK(error_of(kValid + "---\n" + kValid).find("expected one YAML document") != std::string::npos);
+  }
+  SUBCASE("a list at the top") {
+    CHECK(error_of("- 1\n- 2\n").find("key '(document)': value (a sequence): expected a mapping") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("hostile documents fail fast with a located error") {
+  SUBCASE("alias bomb (billion laughs) as a value") {
+    std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+    for (int i = 1; i < 40; ++i) {
+      bomb += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+      for (int k = 0; k < 10; ++k) bomb += (k ? ", *a" : "*a") + std::to_string(i - 1);
+      bomb += "]\n";
+    }
+    CHECK(error_of(bomb + "world_size: *a39\n").find("key 'a0': unknown key") != std::string::npos);
+    const std::string in_known = replace(kValid, "world_size: [1, 2]", "world_size: *a39") + bomb;
+    CHECK(error_of(in_known).find("YAML syntax error") != std::string::npos);  // alias before anchor
+    const std::string after = bomb + replace(kValid, "world_size: [1, 2]", "world_size: *a39");
+    CHECK_FALSE(error_of(after).empty());
+  }
+  SUBCASE("20,000 nesting levels") {
+    const std::string deep = "world_size: " + std::string(20000, '[') + std::string(20000, ']') + "\n";
+    CHECK(error_of(deep).find("line longer than 4096 bytes") != std::string::npos);
+    std::string nested;
+    for (int i = 0; i < 20000; ++i) nested += std::string(static_cast<std::size_t>(i % 64), ' ') + "[\n";
+    CHECK(error_of(nested).find("YAML syntax error") != std::string::npos);
+  }
+  SUBCASE("a multi-megabyte line") {
+    const auto e = error_of("name: " + std::string(3'000'000, 'x') + "\n");
+    CHECK(e.find("s.yaml") == 0);
+    CHECK(e.find("larger than 1048576 bytes") != std::string::npos);
+    const auto line = error_of("name: " + std::string(100'000, 'x') + "\n");
+    CHECK(line.find("s.yaml:1:4097: line longer than 4096 bytes") == 0);
+  }
+  SUBCASE("binary garbage") {
+    std::string garbage;
+    std::uint32_t x = 12345;
+    for (int i = 0; i < 4096; ++i) {
+      x = x * 1103515245u + 12345u;
+      garbage += static_cast<char>(x >> 24);
+    }
+    CHECK(error_of(garbage).find("expected UTF-8 text") != std::string::npos);
+  }
+  SUBCASE("a NUL byte") {
+    const auto e = error_of(std::string("name: a\0b\n", 10));
+    CHECK(e.find("s.yaml:1:8: value 0x00: a control character") == 0);
+  }
+  SUBCASE("invalid UTF-8") {
+    CHECK(error_of("name: caf\xe9\n").find("s.yaml:1:10: value 0xe9: invalid UTF-8") == 0);
+  }
+}
+
+TEST_CASE("load_scenario reports unreadable files") {
+  try {
+    scenarios::load_scenario("/nonexistent/x.yaml");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) == "/nonexistent/x.yaml: cannot open the scenario file");
+  }
+}
