@@ -1,9 +1,7 @@
 #include "sim/engine.hpp"
 
 #include <cassert>
-#include <deque>
 #include <map>
-#include <queue>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -46,8 +44,38 @@ struct Wake {
   std::uint64_t token;
 };
 
+// A FIFO that reuses its storage: streams push and pop one op at a time,
+// and std::deque would allocate and free a chunk every few operations.
+class OpQueue {
+ public:
+  bool empty() const { return size_ == 0; }
+  Op& front() { return buf_[head_]; }
+  const Op& front() const { return buf_[head_]; }
+  std::size_t size() const { return size_; }
+  void push_back(const Op& op) {
+    if (size_ == buf_.size()) grow();
+    buf_[(head_ + size_) & (buf_.size() - 1)] = op;
+    ++size_;
+  }
+  void pop_front() {
+    head_ = (head_ + 1) & (buf_.size() - 1);
+    --size_;
+  }
+
+ private:
+  void grow() {
+    std::vector<Op> bigger(buf_.empty() ? 4 : buf_.size() * 2);
+    for (std::size_t i = 0; i < size_; ++i) bigger[i] = buf_[(head_ + i) & (buf_.size() - 1)];
+    buf_.swap(bigger);
+    head_ = 0;
+  }
+  std::vector<Op> buf_;  // capacity is a power of two
+  std::size_t head_ = 0;
+  std::size_t size_ = 0;
+};
+
 struct Stream {
-  std::deque<Op> pending;
+  OpQueue pending;
   std::uint64_t enqueued = 0;
   std::uint64_t completed = 0;
   bool active = false;             // the head op started: executing, or in a rendezvous
@@ -76,17 +104,51 @@ struct Group {
 enum class EventKind : std::uint8_t { kOpDone, kCollectiveDone, kWake };
 
 struct Event {
-  Time time;
-  std::uint64_t seq;
   EventKind kind;
   std::uint32_t target;    // stream (kOpDone) or group (kCollectiveDone)
   std::uint64_t payload;   // group sequence number or wake token
   Process* process;        // kWake only
+};
 
-  // Min-heap order: earliest time first, then earliest insertion.
-  bool operator>(const Event& o) const {
-    return time != o.time ? time > o.time : seq > o.seq;
+// Pending events, ordered by (time, insertion). Events that share a time
+// share a bucket, appended in insertion order: symmetric ranks finish their
+// ops at the same instants, so most pushes are an append, not a heap sift.
+class EventQueue {
+ public:
+  bool empty() const { return buckets_.empty(); }
+  std::size_t pushed() const { return pushed_; }
+  void push(Time at, const Event& ev) {
+    ++pushed_;
+    auto it = buckets_.find(at);
+    if (it == buckets_.end()) {
+      std::vector<Event> fresh;
+      if (!spare_.empty()) {
+        fresh.swap(spare_.back());
+        spare_.pop_back();
+      }
+      it = buckets_.emplace(at, std::move(fresh)).first;
+    }
+    it->second.push_back(ev);
   }
+  /// Runs `fn(time, event)` for every event of the earliest bucket, including
+  /// events appended to that bucket while it runs.
+  template <class Fn>
+  void run_earliest(Fn&& fn) {
+    auto it = buckets_.begin();
+    const Time at = it->first;
+    for (std::size_t i = 0; i < it->second.size(); ++i) {
+      const Event ev = it->second[i];  // copy: fn may append and reallocate
+      fn(at, ev);
+    }
+    it->second.clear();
+    spare_.push_back(std::move(it->second));
+    buckets_.erase(it);
+  }
+
+ private:
+  std::map<Time, std::vector<Event>> buckets_;
+  std::vector<std::vector<Event>> spare_;
+  std::size_t pushed_ = 0;
 };
 
 }  // namespace
@@ -97,15 +159,15 @@ struct Engine::Impl {
   std::vector<Observer*> observers;
   std::vector<Stream> streams;
   std::vector<Group> groups;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
-  std::uint64_t next_seq = 0;
+  EventQueue events;
+  std::vector<std::uint32_t> scratch;  // reused by finish_head
   Time now;
   std::uint64_t events_run = 0;
   std::uint64_t rank_ops = 0;
 
   void push(Time at, EventKind kind, std::uint32_t target, std::uint64_t payload,
             Process* process = nullptr) {
-    events.push(Event{at, next_seq++, kind, target, payload, process});
+    events.push(at, Event{kind, target, payload, process});
   }
 
   bool is_done(const OpRef& ref) const { return streams[ref.stream].completed > ref.index; }
@@ -180,12 +242,14 @@ struct Engine::Impl {
       });
     }
     if (!st.waiters.empty()) {
-      std::vector<std::uint32_t> waiters;
-      waiters.swap(st.waiters);
-      for (std::uint32_t w : waiters) {
+      // try_start may register waiters on this stream again: hand it an
+      // empty list, keeping both buffers' capacity.
+      scratch.swap(st.waiters);
+      for (std::uint32_t w : scratch) {
         streams[w].registered_waiter = false;
         try_start(w);
       }
+      scratch.clear();
     }
     try_start(s);
   }
@@ -300,21 +364,21 @@ void Engine::wake_when_done(OpRef op, Process& process, std::uint64_t token) {
 RunSummary Engine::run() {
   Impl& m = *impl_;
   while (!m.events.empty()) {
-    const Event ev = m.events.top();
-    m.events.pop();
-    m.now = ev.time;
-    ++m.events_run;
-    switch (ev.kind) {
-      case EventKind::kOpDone:
-        m.finish_head(ev.target, m.streams[ev.target].start, Time{});
-        break;
-      case EventKind::kCollectiveDone:
-        m.finish_collective(ev.target, ev.payload);
-        break;
-      case EventKind::kWake:
-        ev.process->on_wake(*this, ev.payload);
-        break;
-    }
+    m.events.run_earliest([&](Time at, const Event& ev) {
+      m.now = at;
+      ++m.events_run;
+      switch (ev.kind) {
+        case EventKind::kOpDone:
+          m.finish_head(ev.target, m.streams[ev.target].start, Time{});
+          break;
+        case EventKind::kCollectiveDone:
+          m.finish_collective(ev.target, ev.payload);
+          break;
+        case EventKind::kWake:
+          ev.process->on_wake(*this, ev.payload);
+          break;
+      }
+    });
   }
   RunSummary summary;
   summary.end = m.now;
