@@ -137,8 +137,10 @@ Section::Section(const Reader& reader, YAML::Node node, std::string path, Locati
     throw InputError(location_of(node), path_.empty() ? "(document)" : path_, describe(node),
                      "expected a mapping of keys to values");
   }
-  for (auto it = node.begin(); it != node.end(); ++it) {
-    const YAML::Node& k = it->first;
+  for (const auto& pair : node) {
+    // Copies: yaml-cpp's iterator yields a temporary pair, so references into it dangle.
+    const YAML::Node k = pair.first;
+    const YAML::Node v = pair.second;
     const Location kl = location_of(k);
     if (!k.IsScalar()) throw InputError(kl, path_, describe(k), "expected a plain key");
     const std::string name = k.Scalar();
@@ -159,7 +161,7 @@ Section::Section(const Reader& reader, YAML::Node node, std::string path, Locati
       throw InputError(kl, path_of(name), "",
                        fmt::format("duplicate key (first given at line {})", first.line));
     }
-    entries_.emplace(name, Entry{k, it->second});
+    entries_.emplace(name, Entry{k, v});
   }
 }
 

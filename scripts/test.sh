@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Quick start, command 2: install what is missing, build with warnings as
+# errors, run every test; then the same tests under ASan and UBSan.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+scripts/build.sh build -DDDPSIM_WERROR=ON
+ctest --test-dir build --output-on-failure -j "$(nproc)"
+BUILD_TYPE=Debug scripts/build.sh build-asan -DDDPSIM_SANITIZE=ON
+ctest --test-dir build-asan --output-on-failure -j "$(nproc)"
