@@ -49,3 +49,43 @@ TEST_CASE("the JSON result has the documented fields") {
   // 120 ms compute + 50 us launch + 6 * 180 us + 1.5 * 160 us.
   CHECK(run.at("step_ms").get<double>() == doctest::Approx(121.37));
 }
+
+TEST_CASE("a hung run reports who waits where, in the table and the JSON") {
+  const auto s = scenarios::parse_scenario(kLab, "lab.yaml");
+  scenarios::SweepResult r = scenarios::run_scenario(s);
+  // A hang as the engine reports one (sim/engine_test.cpp produces it): rank 0
+  // is in all-reduce #2, rank 1 never issued it and its stream waits earlier.
+  models::RunResult& run = r.rows[0].run;
+  run.outcome = models::Outcome::kHang;
+  run.step_ms.reset();
+  r.rows[0].speedup.reset();
+  r.rows[0].efficiency.reset();
+  sim::BlockedOp in_collective;
+  in_collective.rank = 0;
+  in_collective.stream = sim::StreamKind::kComm;
+  in_collective.label = {static_cast<std::uint32_t>(models::DdpTag::kAllReduce), 2};
+  in_collective.in_rendezvous = true;
+  in_collective.group_seq = 2;
+  in_collective.collective = {sim::CollectiveKind::kAllReduce, 4'000'000};
+  in_collective.missing_ranks = {1};
+  sim::BlockedOp behind;
+  behind.rank = 1;
+  behind.stream = sim::StreamKind::kCompute;
+  behind.label = {static_cast<std::uint32_t>(models::DdpTag::kOptimizer), 1};
+  run.blocked = {in_collective, behind};
+
+  std::ostringstream table;
+  scenarios::write_table(table, s, r);
+  CHECK(table.str().find("2        -        -        -  hang") != std::string::npos);
+  CHECK(table.str().find("rank 0 comm stream: in all_reduce #2 (iteration 2, 4000000 bytes), waiting for rank(s) 1") !=
+        std::string::npos);
+  CHECK(table.str().find("rank 1 compute stream: before optimizer (iteration 1)") != std::string::npos);
+
+  const auto doc = nlohmann::json::parse(scenarios::to_json(s, r));
+  const auto& j = doc.at("runs").at(0);
+  CHECK(j.at("outcome") == "hang");
+  CHECK(j.at("step_ms").is_null());
+  CHECK(j.at("blocked").at(0).at("missing_ranks") == nlohmann::json::array({1}));
+  CHECK(j.at("blocked").at(0).at("group_seq") == 2);
+  CHECK_FALSE(j.at("blocked").at(1).contains("missing_ranks"));
+}
