@@ -13,7 +13,7 @@ using ddpsim::sim::Time;
 // The scaling lab's job (scenarios/scaling_lab.yaml).
 ddpsim::models::DdpJob lab_job(int iterations) {
   ddpsim::models::DdpJob job;
-  job.model = {Time::from_ms(40), Time::from_ms(80), Time::from_ms(0.25), 4'000'000};
+  job.model = ddpsim::models::block_model(Time::from_ms(40), Time::from_ms(80), Time::from_ms(0.25), 4'000'000);
   job.iterations = iterations;
   job.warmup_iterations = 1;
   job.network = {Time::from_us(180), 25.0, Time::from_us(50)};

@@ -1,36 +1,37 @@
 #pragma once
-// One DDP training job on W virtual ranks: every rank runs the same loop
-// (load data, forward, backward, all-reduce the gradients on the
-// communication stream, optimizer step), and the engine times it.
+// One DDP training job on W virtual ranks. Every rank runs the same loop:
+// load data, (buffer broadcast,) forward, backward cut at bucket readiness
+// with each bucket's all-reduce launched in index order on the communication
+// stream, wait for all buckets, optimizer step. The engine times it.
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "models/collective_cost.hpp"
+#include "models/parameters.hpp"
+#include "models/reducer.hpp"
 #include "models/straggler.hpp"
 #include "sim/engine.hpp"
 
 namespace ddpsim::models {
 
-/// A model as one block: whole-model times and one gradient buffer.
-struct BlockModel {
-  sim::Time forward;
-  sim::Time backward;
-  sim::Time optimizer;
-  std::int64_t gradient_bytes = 0;
-};
-
 struct DdpJob {
-  BlockModel model;
-  sim::Time data_load;        ///< per iteration, on the host, before forward
-  int iterations = 10;
-  int warmup_iterations = 1;  ///< excluded from step time and per-rank means
+  ModelSpec model;
+  DdpConfig ddp;
+  sim::Time data_load;        ///< per micro-step, on the host, before forward
+  int iterations = 10;        ///< optimizer steps
+  int warmup_iterations = 2;  ///< excluded from step time and per-rank means
   int local_batch_size = 32;
   NetworkParams network;
   StragglerModel straggler;
 };
+
+/// A model given as one block: whole-model times and one fp32 gradient buffer
+/// named "gradient" (gradient_bytes must be a multiple of 4).
+ModelSpec block_model(sim::Time forward, sim::Time backward, sim::Time optimizer, std::int64_t gradient_bytes);
 
 enum class Outcome { kCompleted, kHang, kCrash };
 std::string_view to_string(Outcome outcome);
@@ -38,33 +39,59 @@ std::string_view to_string(Outcome outcome);
 /// Per-rank means over the measured iterations, in milliseconds.
 struct RankStats {
   int rank = 0;
-  double data_ms = 0;         ///< data loading
-  double compute_ms = 0;      ///< forward + backward + optimizer
-  double collective_ms = 0;   ///< all-reduce execution, overlapped or not
-  double exposed_comm_ms = 0; ///< compute stream idle while an all-reduce executed
-  double wait_ms = 0;         ///< in a collective, waiting for the other ranks to arrive
+  double data_ms = 0;          ///< data loading
+  double compute_ms = 0;       ///< forward + backward + optimizer (+ graph traversal)
+  double collective_ms = 0;    ///< collective execution, overlapped or not
+  double exposed_comm_ms = 0;  ///< compute stream idle while a collective executed
+  double wait_ms = 0;          ///< in collectives, waiting for the other ranks to arrive
+  // DDP's own timing fields (_get_ddp_logging_data), for the syncing micro-step:
+  double forward_compute_ms = 0;       ///< forward start -> backward start
+  double backward_compute_ms = 0;      ///< backward start -> end of backward compute
+  double backward_comm_ms = 0;         ///< first bucket launched -> all buckets done
+  double backward_overlap_ms = 0;      ///< first bucket launched -> backward compute end
+};
+
+/// A process that stopped with an error, as PyTorch would raise it.
+struct RankError {
+  int rank = 0;
+  int iteration = 0;
+  std::string message;
 };
 
 struct RunResult {
   int world_size = 0;
   Outcome outcome = Outcome::kCompleted;
-  std::optional<double> step_ms;   ///< mean iteration time after warm-up; none if none completed
-  int measured_iterations = 0;     ///< iterations after warm-up that every rank completed
-  std::int64_t global_batch = 0;
+  std::optional<double> step_ms;  ///< mean iteration time after warm-up; none if none completed
+  int measured_iterations = 0;    ///< iterations after warm-up that every rank completed
+  std::int64_t global_batch = 0;  ///< local batch x W x gradient accumulation
   int iterations = 0;
   std::vector<RankStats> ranks;
   std::vector<sim::BlockedOp> blocked;  ///< who waits where, when the run hung
+  std::vector<RankError> errors;        ///< why ranks stopped, when the run crashed
   std::uint64_t events = 0;
   std::uint64_t rank_ops = 0;
   sim::Time end;
 };
 
-/// Operation tags in records and traces.
-enum class DdpTag : std::uint32_t { kData, kForward, kBackward, kAllReduce, kOptimizer };
-std::string_view tag_name(sim::OpLabel label);
+/// Operation tags in records and traces; OpLabel::index is the micro-step
+/// (data, forward), the backward segment, the bucket, or the chunk.
+enum class DdpTag : std::uint32_t {
+  kData,
+  kForward,
+  kTraversal,         ///< find_unused_parameters: walk the autograd graph
+  kBackward,          ///< syncing backward, one segment per bucket-ready point
+  kLocalBackward,     ///< backward under no_sync(): no hooks, no all-reduce
+  kAllReduce,         ///< one gradient bucket
+  kUsedMap,           ///< find_unused_parameters: all-reduce of the used-parameter map
+  kBufferBroadcast,   ///< buffers from rank 0 before forward
+  kRebuildBroadcast,  ///< the bucket rebuild's two broadcasts
+  kInitBroadcast,     ///< construction: parameters and buffers from rank 0
+  kOptimizer,
+};
+/// "forward", "all_reduce bucket 2", ...
+std::string op_name(sim::OpLabel label);
 
 /// Simulates `job` on `world_size` ranks. `trace`, if given, sees every op.
-RunResult simulate_ddp(const DdpJob& job, int world_size, std::uint64_t seed,
-                       sim::Observer* trace = nullptr);
+RunResult simulate_ddp(const DdpJob& job, int world_size, std::uint64_t seed, sim::Observer* trace = nullptr);
 
 }  // namespace ddpsim::models

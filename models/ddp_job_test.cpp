@@ -12,9 +12,9 @@ namespace {
 // The seed chapter's all-reduce scaling lab (scenarios/scaling_lab.yaml).
 models::DdpJob scaling_lab() {
   models::DdpJob job;
-  job.model = {Time::from_ms(40), Time::from_ms(80), Time::from_ms(0.25), 4'000'000};
-  job.iterations = 5;
-  job.warmup_iterations = 1;
+  job.model = models::block_model(Time::from_ms(40), Time::from_ms(80), Time::from_ms(0.25), 4'000'000);
+  job.iterations = 6;
+  job.warmup_iterations = 2;  // iteration 1 rebuilds the buckets
   job.network = {Time::from_us(180), 25.0, Time::from_us(50)};
   job.straggler = models::Log2Straggler{Time::from_ms(4.9), -1};
   return job;

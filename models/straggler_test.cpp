@@ -41,7 +41,7 @@ TEST_CASE("stochastic straggler: the slowest-rank delay matches order statistics
   };
   for (const Case& c : cases) {
     models::DdpJob job;
-    job.model = {Time::from_ms(10), Time::from_ms(20), Time::zero(), 1024};
+    job.model = models::block_model(Time::from_ms(10), Time::from_ms(20), Time::zero(), 1024);
     job.iterations = 20001;
     job.warmup_iterations = 1;
     job.network = {Time::zero(), 1e9, Time::zero()};  // effectively free communication

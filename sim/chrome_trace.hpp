@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <ostream>
+#include <string>
 #include <string_view>
 
 #include "sim/engine.hpp"
@@ -12,7 +13,7 @@ namespace ddpsim::sim {
 
 class ChromeTraceWriter final : public Observer {
  public:
-  using NameFn = std::function<std::string_view(OpLabel)>;
+  using NameFn = std::function<std::string(OpLabel)>;
   /// `out` must outlive the writer; `name_of` names each operation.
   ChromeTraceWriter(std::ostream& out, NameFn name_of);
   ~ChromeTraceWriter() override;

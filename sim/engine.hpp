@@ -43,6 +43,7 @@ struct OpRef {
 struct OpLabel {
   std::uint32_t tag = 0;
   std::uint32_t iteration = 0;
+  std::uint32_t index = 0;
 };
 
 /// One finished operation, as observers see it.
