@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "models/sampler.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/report.hpp"
 #include "scenarios/runner.hpp"
@@ -41,7 +42,7 @@ int run(const RunOptions& opt) {
   std::unique_ptr<ddpsim::sim::ChromeTraceWriter> trace;
   if (!opt.trace.empty()) {
     trace_file = open_output(opt.trace);
-    trace = std::make_unique<ddpsim::sim::ChromeTraceWriter>(*trace_file, ddpsim::models::tag_name);
+    trace = std::make_unique<ddpsim::sim::ChromeTraceWriter>(*trace_file, ddpsim::models::op_name);
   }
   const auto result = ddpsim::scenarios::run_scenario(scenario, trace.get());
   if (trace) {
@@ -54,6 +55,35 @@ int run(const RunOptions& opt) {
     std::ofstream csv = open_output(opt.csv);
     ddpsim::scenarios::write_csv(csv, result);
   }
+  return 0;
+}
+
+int buckets(const std::string& path, const std::string& json) {
+  const auto scenario = ddpsim::scenarios::load_scenario(path);
+  ddpsim::scenarios::write_buckets(std::cout, scenario);
+  if (!json.empty()) write_file(json, ddpsim::scenarios::buckets_to_json(scenario));
+  return 0;
+}
+
+struct SamplerOptions {
+  std::int64_t dataset_size = 0;
+  int world_size = 0;
+  std::int64_t batch_size = 32;
+  int epochs = 1;
+  std::uint64_t seed = 0;
+  bool drop_last = false;
+  bool no_set_epoch = false;
+  bool no_shuffle = false;
+  bool ids = false;
+  std::string json;
+};
+
+int sampler(const SamplerOptions& o) {
+  const ddpsim::models::SamplerConfig config{o.dataset_size, o.world_size, !o.no_shuffle, o.seed, o.drop_last};
+  const auto audit = ddpsim::models::audit_sampler(config, o.batch_size, o.epochs, !o.no_set_epoch);
+  const bool show_ids = o.ids || o.dataset_size * o.epochs <= 4096;
+  ddpsim::scenarios::write_sampler_audit(std::cout, audit, show_ids);
+  if (!o.json.empty()) write_file(o.json, ddpsim::scenarios::sampler_to_json(audit));
   return 0;
 }
 
@@ -84,6 +114,26 @@ int main(int argc, char** argv) {
   CLI::App* check_cmd = app.add_subcommand("check", "Validate a scenario without simulating it");
   check_cmd->add_option("scenario", check_path, "Scenario YAML file")->required();
 
+  std::string buckets_path, buckets_json;
+  CLI::App* buckets_cmd = app.add_subcommand("buckets", "Print the scenario's gradient buckets, initial and rebuilt");
+  buckets_cmd->add_option("scenario", buckets_path, "Scenario YAML file")->required();
+  buckets_cmd->add_option("--json", buckets_json, "Write the bucket tables as JSON to this file");
+
+  SamplerOptions so;
+  CLI::App* sampler_cmd = app.add_subcommand("sampler", "Audit DistributedSampler: which example IDs each rank sees");
+  sampler_cmd->add_option("--dataset-size", so.dataset_size, "Examples in the dataset (IDs 0..N-1)")
+      ->required()->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 32));
+  sampler_cmd->add_option("--world-size", so.world_size, "Ranks")->required()->check(CLI::Range(1, 1 << 20));
+  sampler_cmd->add_option("--batch-size", so.batch_size, "DataLoader batch size per rank (default 32)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 32));
+  sampler_cmd->add_option("--epochs", so.epochs, "Epochs (default 1)")->check(CLI::Range(1, 1000));
+  sampler_cmd->add_option("--seed", so.seed, "Sampler seed (default 0)");
+  sampler_cmd->add_flag("--drop-last", so.drop_last, "DistributedSampler(drop_last=True): truncate, do not pad");
+  sampler_cmd->add_flag("--no-set-epoch", so.no_set_epoch, "Never call set_epoch(): every epoch reuses epoch 0's order");
+  sampler_cmd->add_flag("--no-shuffle", so.no_shuffle, "DistributedSampler(shuffle=False)");
+  sampler_cmd->add_flag("--ids", so.ids, "List every rank's example IDs (default: only for small datasets)");
+  sampler_cmd->add_option("--json", so.json, "Write the audit as JSON to this file");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -100,6 +150,8 @@ int main(int argc, char** argv) {
   try {
     if (*run_cmd) return run(run_opt);
     if (*check_cmd) return check(check_path);
+    if (*buckets_cmd) return buckets(buckets_path, buckets_json);
+    if (*sampler_cmd) return sampler(so);
   } catch (const InputError& e) {
     fmt::print(stderr, "ddpsim: error: {}\n", e.what());
     return 2;

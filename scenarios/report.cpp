@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <fmt/ranges.h>
 
 namespace ddpsim::scenarios {
 namespace {
@@ -15,7 +16,7 @@ double ms6(double ms) { return std::round(ms * 1e6) / 1e6; }
 double ratio6(double x) { return std::round(x * 1e6) / 1e6; }
 
 std::string where(const sim::BlockedOp& b) {
-  const std::string op = std::string(models::tag_name(b.label));
+  const std::string op = models::op_name(b.label);
   if (b.in_rendezvous) {
     std::string missing;
     for (std::size_t i = 0; i < b.missing_ranks.size(); ++i) {
@@ -28,7 +29,112 @@ std::string where(const sim::BlockedOp& b) {
   return fmt::format("before {} (iteration {}), waiting for an earlier operation", op, b.label.iteration);
 }
 
+using nlohmann::ordered_json;
+
+ordered_json bucket_list(const models::ModelSpec& model, const std::vector<models::Bucket>& buckets) {
+  ordered_json list = ordered_json::array();
+  for (std::size_t i = 0; i < buckets.size(); ++i) {
+    ordered_json names = ordered_json::array();
+    for (int p : buckets[i].params) names.push_back(model.parameters[static_cast<std::size_t>(p)].name);
+    list.push_back({{"index", i},
+                    {"bytes", buckets[i].bytes},
+                    {"dtype", models::to_string(buckets[i].dtype)},
+                    {"params", std::move(names)}});
+  }
+  return list;
+}
+
+ordered_json buckets_json(const models::DdpJob& job) {
+  const auto rebuilt = models::rebuilt_buckets(job.model, job.ddp);
+  const auto at = models::rebuild_iteration(job.ddp);
+  return {{"bucket_cap_bytes", job.ddp.bucket_cap_bytes},
+          {"initial", bucket_list(job.model, models::initial_buckets(job.model, job.ddp))},
+          {"rebuilt", rebuilt ? bucket_list(job.model, *rebuilt) : ordered_json(nullptr)},
+          {"rebuild_iteration", at ? ordered_json(*at) : ordered_json(nullptr)}};
+}
+
+ordered_json sampler_json(const models::SamplerAudit& a) {
+  ordered_json epochs = ordered_json::array();
+  for (std::size_t e = 0; e < a.epochs.size(); ++e) {
+    const models::EpochAudit& ea = a.epochs[e];
+    ordered_json ranks = ordered_json::array();
+    for (std::size_t r = 0; r < ea.ranks.size(); ++r) {
+      ranks.push_back({{"rank", r},
+                       {"samples", ea.ranks[r].ids.size()},
+                       {"batches", ea.ranks[r].batches},
+                       {"last_batch_size", ea.ranks[r].last_batch_size}});
+    }
+    epochs.push_back({{"epoch", e},
+                      {"shuffle_seed", ea.epoch_seed},
+                      {"same_order_as_previous", ea.same_order_as_previous},
+                      {"duplicates", ea.duplicates},
+                      {"omissions", ea.omissions},
+                      {"ranks", std::move(ranks)}});
+  }
+  return {{"dataset_size", a.config.dataset_size},
+          {"shuffle", a.config.shuffle},
+          {"drop_last", a.config.drop_last},
+          {"num_samples", models::num_samples(a.config)},
+          {"total_size", models::total_size(a.config)},
+          {"batch_size", a.batch_size},
+          {"epochs", std::move(epochs)},
+          {"warnings", a.warnings}};
+}
+
 }  // namespace
+
+std::string buckets_to_json(const Scenario& scenario) { return buckets_json(scenario.job).dump(2) + "\n"; }
+
+std::string sampler_to_json(const models::SamplerAudit& audit) { return sampler_json(audit).dump(2) + "\n"; }
+
+void write_buckets(std::ostream& out, const Scenario& scenario) {
+  const models::DdpJob& job = scenario.job;
+  const auto print = [&](const std::vector<models::Bucket>& buckets) {
+    fmt::print(out, "  {:<7}{:>13}  {:>9}  {:<7}{:<8}{}\n", "bucket", "bytes", "MiB", "dtype", "params", "first .. last");
+    for (std::size_t i = 0; i < buckets.size(); ++i) {
+      const auto& b = buckets[i];
+      fmt::print(out, "  {:<7}{:>13}  {:>9.3f}  {:<7}{:<8}{} .. {}\n", i, b.bytes, static_cast<double>(b.bytes) / models::kMiB,
+                 models::to_string(b.dtype), b.params.size(), job.model.parameters[static_cast<std::size_t>(b.params.front())].name,
+                 job.model.parameters[static_cast<std::size_t>(b.params.back())].name);
+    }
+  };
+  fmt::print(out, "{}: {}\n", scenario.name, scenario.model_description);
+  fmt::print(out, "bucket_cap_mb {:g} ({} bytes), first bucket {} bytes\n\n",
+             static_cast<double>(job.ddp.bucket_cap_bytes) / models::kMiB, job.ddp.bucket_cap_bytes,
+             job.ddp.first_bucket_bytes);
+  fmt::print(out, "initial buckets (construction):\n");
+  print(models::initial_buckets(job.model, job.ddp));
+  const auto rebuilt = models::rebuilt_buckets(job.model, job.ddp);
+  if (rebuilt) {
+    fmt::print(out, "\nrebuilt buckets (gradient-ready order, from iteration {}):\n", *models::rebuild_iteration(job.ddp));
+    print(*rebuilt);
+  } else {
+    fmt::print(out, "\nno rebuild: find_unused_parameters without static_graph keeps the initial buckets\n");
+  }
+}
+
+void write_sampler_audit(std::ostream& out, const models::SamplerAudit& a, bool show_ids) {
+  const auto& c = a.config;
+  fmt::print(out, "DistributedSampler: {} examples, {} ranks, shuffle {}, drop_last {}, batch {}\n", c.dataset_size,
+             c.world_size, c.shuffle, c.drop_last, a.batch_size);
+  fmt::print(out, "num_samples {} per rank, total_size {}\n", models::num_samples(c), models::total_size(c));
+  for (std::size_t e = 0; e < a.epochs.size(); ++e) {
+    const auto& ea = a.epochs[e];
+    fmt::print(out, "\nepoch {} (shuffle seed {}){}: {} duplicate(s), {} omission(s)\n", e, ea.epoch_seed,
+               ea.same_order_as_previous ? ", same order as the previous epoch" : "", ea.duplicates.size(),
+               ea.omissions.size());
+    if (!ea.duplicates.empty()) fmt::print(out, "  duplicates: {}\n", fmt::join(ea.duplicates, " "));
+    if (!ea.omissions.empty()) fmt::print(out, "  omissions: {}\n", fmt::join(ea.omissions, " "));
+    fmt::print(out, "  {:<6}{:<9}{:<9}{}\n", "rank", "samples", "batches", show_ids ? "last batch, IDs" : "last batch");
+    for (std::size_t r = 0; r < ea.ranks.size(); ++r) {
+      const auto& re = ea.ranks[r];
+      fmt::print(out, "  {:<6}{:<9}{:<9}{}", r, re.ids.size(), re.batches, re.last_batch_size);
+      if (show_ids) fmt::print(out, ", {}", fmt::join(re.ids, " "));
+      fmt::print(out, "\n");
+    }
+  }
+  for (const std::string& w : a.warnings) fmt::print(out, "\nwarning: {}\n", w);
+}
 
 void write_table(std::ostream& out, const Scenario& scenario, const SweepResult& result) {
   const models::DdpJob& job = scenario.job;
@@ -49,6 +155,10 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
   }
   for (const SweepRow& row : result.rows) {
     const auto& r = row.run;
+    if (r.outcome == models::Outcome::kCrash) {
+      fmt::print(out, "\nW={}: crash; {} rank(s) stopped with an error, the first:\n  rank {}, iteration {}: {}\n",
+                 r.world_size, r.errors.size(), r.errors[0].rank, r.errors[0].iteration, r.errors[0].message);
+    }
     if (r.outcome != models::Outcome::kHang) continue;
     fmt::print(out, "\nW={}: hang after {:.3f} ms; {} stream(s) blocked:\n", r.world_size, r.end.ms(),
                r.blocked.size());
@@ -69,13 +179,13 @@ void write_csv(std::ostream& out, const SweepResult& result) {
 }
 
 std::string to_json(const Scenario& scenario, const SweepResult& result) {
-  using nlohmann::ordered_json;
   auto opt = [](const std::optional<double>& v) { return v ? ordered_json(ratio6(*v)) : ordered_json(nullptr); };
   ordered_json doc;
   doc["scenario"] = scenario.name;
   doc["engine"] = "analytic";
   doc["seed"] = scenario.seed;
   doc["baseline_step_ms"] = opt(result.baseline_ms);
+  const ordered_json buckets = buckets_json(scenario.job);
   ordered_json runs = ordered_json::array();
   for (const SweepRow& row : result.rows) {
     const auto& r = row.run;
@@ -97,14 +207,18 @@ std::string to_json(const Scenario& scenario, const SweepResult& result) {
                        {"compute_ms", ms6(s.compute_ms)},
                        {"collective_ms", ms6(s.collective_ms)},
                        {"exposed_comm_ms", ms6(s.exposed_comm_ms)},
-                       {"wait_ms", ms6(s.wait_ms)}});
+                       {"wait_ms", ms6(s.wait_ms)},
+                       {"forward_compute_ms", ms6(s.forward_compute_ms)},
+                       {"backward_compute_ms", ms6(s.backward_compute_ms)},
+                       {"backward_comm_ms", ms6(s.backward_comm_ms)},
+                       {"backward_overlap_ms", ms6(s.backward_overlap_ms)}});
     }
     run["ranks"] = std::move(ranks);
     ordered_json blocked = ordered_json::array();
     for (const sim::BlockedOp& b : r.blocked) {
       ordered_json e{{"rank", b.rank},
                      {"stream", sim::to_string(b.stream)},
-                     {"op", models::tag_name(b.label)},
+                     {"op", models::op_name(b.label)},
                      {"iteration", b.label.iteration},
                      {"since_ms", ms6(b.since.ms())}};
       if (b.in_rendezvous) {
@@ -116,6 +230,13 @@ std::string to_json(const Scenario& scenario, const SweepResult& result) {
       blocked.push_back(std::move(e));
     }
     run["blocked"] = std::move(blocked);
+    ordered_json errors = ordered_json::array();
+    for (const models::RankError& e : r.errors) {
+      errors.push_back({{"rank", e.rank}, {"iteration", e.iteration}, {"message", e.message}});
+    }
+    run["errors"] = std::move(errors);
+    run["buckets"] = buckets;
+    if (row.sampler) run["sampler"] = sampler_json(*row.sampler);
     runs.push_back(std::move(run));
   }
   doc["runs"] = std::move(runs);

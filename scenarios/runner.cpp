@@ -9,7 +9,13 @@ SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace
   SweepResult out;
   for (int w : scenario.world_sizes) {
     if (trace != nullptr) trace->begin_run(fmt::format("W={}", w), w);
-    out.rows.push_back(SweepRow{models::simulate_ddp(scenario.job, w, scenario.seed, trace), {}, {}});
+    SweepRow row{models::simulate_ddp(scenario.job, w, scenario.seed, trace), {}, {}, {}};
+    if (scenario.sampler) {
+      const SamplerSpec& s = *scenario.sampler;
+      row.sampler = models::audit_sampler({s.dataset_size, w, s.shuffle, scenario.seed, s.drop_last},
+                                          scenario.job.local_batch_size, s.epochs, s.set_epoch);
+    }
+    out.rows.push_back(std::move(row));
   }
   const auto one = std::find(scenario.world_sizes.begin(), scenario.world_sizes.end(), 1);
   out.baseline_in_sweep = one != scenario.world_sizes.end();

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "models/ddp_job.hpp"
+#include "models/sampler.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/chrome_trace.hpp"
 
@@ -12,6 +13,7 @@ namespace ddpsim::scenarios {
 
 struct SweepRow {
   models::RunResult run;
+  std::optional<models::SamplerAudit> sampler;  ///< when the scenario names a dataset
   std::optional<double> speedup;     ///< W * t1 / tW
   std::optional<double> efficiency;  ///< speedup / W = t1 / tW
 };

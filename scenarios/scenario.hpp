@@ -3,6 +3,7 @@
 // Every key, its unit and its default: docs/scenario-format.md.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,12 +12,23 @@
 
 namespace ddpsim::scenarios {
 
+/// The data section's DistributedSampler, when it names a dataset size.
+struct SamplerSpec {
+  std::int64_t dataset_size = 0;
+  bool shuffle = true;
+  bool drop_last = false;
+  bool set_epoch = true;
+  int epochs = 1;
+};
+
 struct Scenario {
   std::string name;               ///< `name`, or the file's stem
   std::string source;             ///< the path it was loaded from
   std::uint64_t seed = 0;
   std::vector<int> world_sizes;   ///< one row of results per entry, in file order
   models::DdpJob job;
+  std::string model_description;  ///< "preset resnet50, 25557032 parameters in 161 tensors"
+  std::optional<SamplerSpec> sampler;
 };
 
 /// Reads and validates a scenario file. Throws InputError on any problem.

@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "models/presets.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/scenario.hpp"
 
@@ -93,8 +94,20 @@ class Section {
   std::string choice(std::string_view key, std::vector<std::string_view> options,
                      std::optional<std::string_view> fallback) const;
   std::string text(std::string_view key, std::string fallback) const;
+  bool boolean(std::string_view key, bool fallback) const;
+  /// The sequence under `key` (empty if absent), checked to be a sequence.
+  std::vector<YAML::Node> sequence(std::string_view key) const;
+  /// A mapping inside a sequence, at `path` ("model.parameters[3]").
+  Section item(const YAML::Node& n, std::string path, std::vector<std::string_view> allowed) const;
+  /// A list of strings under `key`, each checked to be a plain scalar.
+  std::vector<std::pair<std::string, YAML::Node>> strings(std::string_view key) const;
+  [[noreturn]] void fail_node(const YAML::Node& n, const std::string& key_path, const std::string& expected) const {
+    throw InputError(location_of(n), key_path, describe(n), expected);
+  }
+  const std::string& path() const { return path_; }
   std::vector<std::int64_t> integer_or_list(std::string_view key, std::int64_t lo, std::int64_t hi) const;
 
+  std::int64_t parse_integer(const YAML::Node& n, std::string_view key, std::int64_t lo, std::int64_t hi) const;
   Location location() const { return where_; }
   Location location_of(const YAML::Node& n) const;
 
@@ -103,8 +116,6 @@ class Section {
     YAML::Node key;
     YAML::Node value;
   };
-  std::int64_t parse_integer(const YAML::Node& n, std::string_view key, std::int64_t lo,
-                             std::int64_t hi) const;
   const Reader& reader_;
   std::string path_;
   Location where_;
@@ -266,6 +277,36 @@ std::string Section::text(std::string_view key, std::string fallback) const {
   return n.Scalar();
 }
 
+bool Section::boolean(std::string_view key, bool fallback) const {
+  if (!has(key)) return fallback;
+  const YAML::Node& n = value(key);
+  if (plain_scalar(n)) {
+    if (n.Scalar() == "true") return true;
+    if (n.Scalar() == "false") return false;
+  }
+  fail_value(key, "expected true or false");
+}
+
+std::vector<YAML::Node> Section::sequence(std::string_view key) const {
+  if (!has(key)) return {};
+  const YAML::Node& n = value(key);
+  if (!n.IsSequence()) fail_value(key, "expected a list");
+  return std::vector<YAML::Node>(n.begin(), n.end());
+}
+
+Section Section::item(const YAML::Node& n, std::string path, std::vector<std::string_view> allowed) const {
+  return Section(reader_, n, std::move(path), location_of(n), std::move(allowed));
+}
+
+std::vector<std::pair<std::string, YAML::Node>> Section::strings(std::string_view key) const {
+  std::vector<std::pair<std::string, YAML::Node>> out;
+  for (const YAML::Node& n : sequence(key)) {
+    if (!n.IsScalar() || n.Scalar().empty()) fail_node(n, path_of(key), "expected a name");
+    out.emplace_back(n.Scalar(), n);
+  }
+  return out;
+}
+
 std::vector<std::int64_t> Section::integer_or_list(std::string_view key, std::int64_t lo, std::int64_t hi) const {
   const std::string what = fmt::format("an integer from {} to {}, or a non-empty list of them", lo, hi);
   if (!has(key)) missing(key, what);
@@ -366,6 +407,230 @@ models::StragglerModel read_straggler(const Section& s, const std::vector<int>& 
   return models::JitterStraggler{models::JitterDistribution::kUniform, {}, s.millis("max_ms", std::nullopt, true)};
 }
 
+// ---- model ----------------------------------------------------------------
+
+constexpr std::int64_t kMaxDim = std::int64_t{1} << 40;
+
+std::vector<models::Tensor> read_tensors(const Section& s, std::string_view key) {
+  std::vector<models::Tensor> out;
+  const std::vector<YAML::Node> items = s.sequence(key);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const Section t = s.item(items[i], fmt::format("{}[{}]", s.path_of(key), i), {"name", "shape", "dtype"});
+    if (!t.has("name")) t.missing("name", "the tensor's name");
+    models::Tensor x;
+    x.name = t.text("name", "");
+    for (const YAML::Node& d : t.sequence("shape")) x.shape.push_back(t.parse_integer(d, "shape", 1, kMaxDim));
+    if (!t.has("shape")) t.missing("shape", "a list of dimensions, e.g. [64, 3, 7, 7]");
+    const std::string dtype = t.choice("dtype", {"float32", "float16", "bfloat16", "float64", "int64", "int32",
+                                                 "uint8", "bool"}, "float32");
+    x.dtype = *models::parse_dtype(dtype);
+    for (const models::Tensor& prev : out) {
+      if (prev.name == x.name) t.fail_value("name", "expected a name not used by an earlier tensor");
+    }
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+// Name -> parameter index, with "did you mean" for near misses.
+class ParamIndex {
+ public:
+  explicit ParamIndex(const std::vector<models::Tensor>& params) : params_(params) {}
+  int find(const Section& s, const std::string& name, const YAML::Node& where, const std::string& key_path) const {
+    for (std::size_t i = 0; i < params_.size(); ++i) {
+      if (params_[i].name == name) return static_cast<int>(i);
+    }
+    std::string expected = "expected the name of a model parameter";
+    std::size_t best_d = std::max<std::size_t>(2, name.size() / 4) + 1;
+    std::string best;
+    for (const auto& p : params_) {
+      const std::size_t d = edit_distance(name, p.name);
+      if (d < best_d) best = p.name, best_d = d;
+    }
+    if (!best.empty()) expected += fmt::format(" (did you mean '{}'?)", best);
+    s.fail_node(where, key_path, expected);
+  }
+  std::vector<int> list(const Section& s, std::string_view key, bool distinct) const {
+    std::vector<int> out;
+    for (const auto& [name, node] : s.strings(key)) {
+      const int i = find(s, name, node, s.path_of(key));
+      if (distinct && std::find(out.begin(), out.end(), i) != out.end()) {
+        s.fail_node(node, s.path_of(key), "expected each parameter once");
+      }
+      out.push_back(i);
+    }
+    return out;
+  }
+
+ private:
+  const std::vector<models::Tensor>& params_;
+};
+
+std::vector<int> read_ready_order(const Section& s, const std::vector<models::Tensor>& params) {
+  std::vector<int> order;
+  if (!s.has("gradient_ready_order")) {
+    for (int i = static_cast<int>(params.size()) - 1; i >= 0; --i) order.push_back(i);
+    return order;
+  }
+  order = ParamIndex(params).list(s, "gradient_ready_order", true);
+  if (order.size() != params.size()) {
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      if (std::find(order.begin(), order.end(), static_cast<int>(i)) == order.end()) {
+        s.fail("gradient_ready_order", fmt::format("lists {} of {} parameters; missing, for one: '{}'", order.size(),
+                                                   params.size(), params[i].name));
+      }
+    }
+  }
+  return order;
+}
+
+// Milliseconds from a `<stem>_ms` or `<stem>_gflops` key (exactly one of them).
+class ComputeTimes {
+ public:
+  explicit ComputeTimes(const Section& device) : device_(device) {}
+  std::optional<sim::Time> read(const Section& s, std::string_view stem, bool required) {
+    const std::string ms = std::string(stem) + "_ms", gf = std::string(stem) + "_gflops";
+    if (s.has(ms) && s.has(gf)) s.fail(gf, fmt::format("give {} or {}, not both", ms, gf));
+    if (s.has(ms)) return s.millis(ms, std::nullopt);
+    if (s.has(gf)) {
+      used_flops_ = true;
+      const double gflops = s.number(gf, 0, false, 1e12, std::nullopt, "GFLOP per local batch");
+      return sim::Time::from_ms(gflops / throughput());
+    }
+    if (required) s.missing(ms, fmt::format("milliseconds (or {} with a device section)", gf));
+    return std::nullopt;
+  }
+  bool used_flops() const { return used_flops_; }
+
+ private:
+  // GFLOP / (TFLOP/s) = 1 ms.
+  double throughput() {
+    if (!tflops_) {
+      if (!device_.has("peak_tflops")) device_.missing("peak_tflops", "the device's peak TFLOP/s, to turn GFLOP into time");
+      tflops_ = device_.number("peak_tflops", 0, true, 1e9, std::nullopt, "TFLOP/s") *
+                device_.number("efficiency", 0, true, 1, std::nullopt, "fraction of peak achieved");
+    }
+    return *tflops_;
+  }
+  const Section& device_;
+  std::optional<double> tflops_;
+  bool used_flops_ = false;
+};
+
+std::vector<std::int64_t> numels(const std::vector<models::Tensor>& params) {
+  std::vector<std::int64_t> out;
+  for (const auto& p : params) out.push_back(p.numel());
+  return out;
+}
+
+void read_compute(const Section& model, ComputeTimes& times, models::ModelSpec& spec) {
+  const std::size_t n = spec.parameters.size();
+  const bool whole = model.has("forward_ms") || model.has("forward_gflops") || model.has("backward_ms") ||
+                     model.has("backward_gflops");
+  if (model.has("layers")) {
+    if (whole) model.fail("layers", "give per-layer times or whole-model forward/backward times, not both");
+    spec.forward.assign(n, sim::Time{});
+    spec.backward.assign(n, sim::Time{});
+    std::vector<char> covered(n, 0);
+    const ParamIndex index(spec.parameters);
+    const std::vector<YAML::Node> layers = model.sequence("layers");
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      const Section l = model.item(layers[i], fmt::format("model.layers[{}]", i),
+                                   {"name", "params", "forward_ms", "backward_ms", "forward_gflops", "backward_gflops"});
+      l.text("name", "");
+      if (!l.has("params")) l.missing("params", "the names of the layer's parameters");
+      const std::vector<int> members = index.list(l, "params", true);
+      if (members.empty()) l.fail_value("params", "expected at least one parameter");
+      std::vector<std::int64_t> weights;
+      for (int m : members) {
+        if (covered[static_cast<std::size_t>(m)]) l.fail_value("params", "expected parameters in no other layer");
+        covered[static_cast<std::size_t>(m)] = 1;
+        weights.push_back(spec.parameters[static_cast<std::size_t>(m)].numel());
+      }
+      const auto fwd = models::spread_by_size(*times.read(l, "forward", true), weights);
+      const auto bwd = models::spread_by_size(*times.read(l, "backward", true), weights);
+      for (std::size_t k = 0; k < members.size(); ++k) {
+        spec.forward[static_cast<std::size_t>(members[k])] = fwd[k];
+        spec.backward[static_cast<std::size_t>(members[k])] = bwd[k];
+      }
+    }
+    for (std::size_t p = 0; p < n; ++p) {
+      if (!covered[p]) model.fail("layers", fmt::format("parameter '{}' is in no layer", spec.parameters[p].name));
+    }
+    return;
+  }
+  spec.forward = models::spread_by_size(*times.read(model, "forward", true), numels(spec.parameters));
+  spec.backward = models::spread_by_size(*times.read(model, "backward", true), numels(spec.parameters));
+}
+
+models::ModelSpec read_model(const Section& top, std::string& description) {
+  const Section model = top.child("model", {"preset", "parameters", "gradient_ready_order", "buffers", "gradient_bytes",
+                                            "forward_ms", "backward_ms", "forward_gflops", "backward_gflops", "layers",
+                                            "optimizer_ms"});
+  if (!top.has("model")) top.missing("model", "a mapping with a preset, parameters or gradient_bytes, and compute times");
+  const int forms = int(model.has("preset")) + int(model.has("parameters")) + int(model.has("gradient_bytes"));
+  if (forms != 1) {
+    const std::string why = "expected exactly one of preset, parameters, gradient_bytes";
+    if (forms == 0) model.missing("preset", "a preset name, a parameters list or gradient_bytes");
+    model.fail(model.has("gradient_bytes") ? "gradient_bytes" : "parameters", why);
+  }
+  models::ModelSpec spec;
+  const Section device = top.child("device", {"peak_tflops", "efficiency"});
+  ComputeTimes times(device);
+  if (model.has("gradient_bytes")) {
+    for (auto k : {"gradient_ready_order", "buffers", "layers"}) model.forbid(k, "needs a parameters list or a preset");
+    const std::int64_t bytes = model.integer("gradient_bytes", 1, std::int64_t{1} << 50, std::nullopt);
+    if (bytes % 4 != 0) model.fail_value("gradient_bytes", "expected a multiple of 4 (one fp32 gradient buffer)");
+    spec = models::block_model(*times.read(model, "forward", true), *times.read(model, "backward", true), {}, bytes);
+    description = fmt::format("one block, {} gradient bytes", bytes);
+  } else if (model.has("preset")) {
+    for (auto k : {"parameters", "gradient_ready_order", "buffers"}) model.forbid(k, "comes from the preset");
+    std::vector<std::string_view> names = models::preset_names();
+    const std::string name = model.choice("preset", names, std::nullopt);
+    const std::string source = "preset:" + name;
+    const YAML::Node root = parse_yaml(*models::preset_yaml(name), source);
+    const Reader reader(source);
+    const Section preset(reader, root, "", Location{source, 1, 1}, {"name", "parameters", "gradient_ready_order", "buffers"});
+    spec.parameters = read_tensors(preset, "parameters");
+    spec.ready_order = read_ready_order(preset, spec.parameters);
+    spec.buffers = read_tensors(preset, "buffers");
+    read_compute(model, times, spec);
+    description = fmt::format("preset {}, {} parameters in {} tensors", name, spec.parameter_count(),
+                              spec.parameters.size());
+  } else {
+    spec.parameters = read_tensors(model, "parameters");
+    if (spec.parameters.empty()) model.fail_value("parameters", "expected at least one parameter");
+    spec.ready_order = read_ready_order(model, spec.parameters);
+    spec.buffers = read_tensors(model, "buffers");
+    read_compute(model, times, spec);
+    description = fmt::format("{} parameters in {} tensors", spec.parameter_count(), spec.parameters.size());
+  }
+  spec.optimizer = model.millis("optimizer_ms", 0.0);
+  if (top.has("device") && !times.used_flops()) {
+    top.fail("device", "is given, but no compute time is in gflops");
+  }
+  return spec;
+}
+
+models::DdpConfig read_ddp(const Section& top, const models::ModelSpec& model) {
+  const Section s = top.child("ddp", {"bucket_cap_mb", "first_bucket_mb", "find_unused_parameters", "static_graph",
+                                      "broadcast_buffers", "gradient_accumulation", "unused_parameters",
+                                      "traversal_us_per_tensor"});
+  models::DdpConfig ddp;
+  // int(mb * 1024 * 1024), as DistributedDataParallel computes it.
+  const auto mib = [](double mb) { return static_cast<std::int64_t>(mb * 1024 * 1024); };
+  ddp.bucket_cap_bytes = mib(s.number("bucket_cap_mb", 0, true, 1e6, 25.0, "MiB"));
+  ddp.first_bucket_bytes = mib(s.number("first_bucket_mb", 0, true, 1e6, 1.0, "MiB"));
+  ddp.find_unused_parameters = s.boolean("find_unused_parameters", false);
+  ddp.static_graph = s.boolean("static_graph", false);
+  ddp.broadcast_buffers = s.boolean("broadcast_buffers", true);
+  ddp.gradient_accumulation = static_cast<int>(s.integer("gradient_accumulation", 1, 1 << 20, 1));
+  ddp.unused_parameters = ParamIndex(model.parameters).list(s, "unused_parameters", true);
+  std::sort(ddp.unused_parameters.begin(), ddp.unused_parameters.end());
+  ddp.traversal_per_tensor = s.micros("traversal_us_per_tensor", 1.0);
+  return ddp;
+}
+
 }  // namespace
 
 Scenario parse_scenario(std::string_view text, const std::string& source) {
@@ -373,8 +638,8 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   const YAML::Node root = parse_yaml(text, source);
   const Reader reader(source);
   const Section top(reader, root, "", Location{source, 1, 1},
-                    {"name", "description", "seed", "engine", "world_size", "training", "model", "data",
-                     "collective", "straggler"});
+                    {"name", "description", "seed", "engine", "world_size", "training", "model", "device", "ddp",
+                     "data", "collective", "straggler"});
   Scenario out;
   out.source = source;
   out.name = top.text("name", stem_of(source));
@@ -387,18 +652,25 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   const Section training = top.child("training", {"iterations", "warmup_iterations", "local_batch_size"});
   job.iterations = static_cast<int>(training.integer("iterations", 1, 10'000'000, 10));
   job.warmup_iterations =
-      static_cast<int>(training.integer("warmup_iterations", 0, job.iterations - 1, std::min(1, job.iterations - 1)));
+      static_cast<int>(training.integer("warmup_iterations", 0, job.iterations - 1, std::min(2, job.iterations - 1)));
   job.local_batch_size = static_cast<int>(training.integer("local_batch_size", 1, 1 << 24, 32));
 
-  const Section model = top.child("model", {"forward_ms", "backward_ms", "optimizer_ms", "gradient_bytes"});
-  if (!top.has("model")) top.missing("model", "a mapping with forward_ms, backward_ms and gradient_bytes");
-  job.model.forward = model.millis("forward_ms", std::nullopt);
-  job.model.backward = model.millis("backward_ms", std::nullopt);
-  job.model.optimizer = model.millis("optimizer_ms", 0.0);
-  job.model.gradient_bytes = model.integer("gradient_bytes", 1, std::int64_t{1} << 50, std::nullopt);
+  job.model = read_model(top, out.model_description);
+  job.ddp = read_ddp(top, job.model);
 
-  const Section data = top.child("data", {"load_ms"});
+  const Section data = top.child("data", {"load_ms", "dataset_size", "shuffle", "drop_last", "set_epoch", "epochs"});
   job.data_load = data.millis("load_ms", 0.0);
+  if (data.has("dataset_size")) {
+    SamplerSpec sampler;
+    sampler.dataset_size = data.integer("dataset_size", 1, std::int64_t{1} << 40, std::nullopt);
+    sampler.shuffle = data.boolean("shuffle", true);
+    sampler.drop_last = data.boolean("drop_last", false);
+    sampler.set_epoch = data.boolean("set_epoch", true);
+    sampler.epochs = static_cast<int>(data.integer("epochs", 1, 1000, 1));
+    out.sampler = sampler;
+  } else {
+    for (auto k : {"shuffle", "drop_last", "set_epoch", "epochs"}) data.forbid(k, "needs data.dataset_size");
+  }
 
   const Section coll = top.child("collective", {"algorithm", "latency_us", "bandwidth_GBps", "launch_overhead_us"});
   if (!top.has("collective")) top.missing("collective", "a mapping with latency_us and bandwidth_GBps");

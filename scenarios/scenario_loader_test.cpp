@@ -49,10 +49,10 @@ TEST_CASE("a valid scenario loads with documented defaults") {
   CHECK(s.seed == 7);
   CHECK(s.world_sizes == std::vector<int>{1, 2});
   CHECK(s.job.iterations == 4);
-  CHECK(s.job.warmup_iterations == 1);
   CHECK(s.job.local_batch_size == 32);
-  CHECK(s.job.model.forward == sim::Time::from_ms(1));
+  CHECK(s.job.model.forward_total() == sim::Time::from_ms(1));
   CHECK(s.job.model.optimizer == sim::Time::zero());
+  CHECK(s.job.warmup_iterations == 2);
   CHECK(s.job.network.latency == sim::Time::from_us(5));
   CHECK(s.job.network.launch_overhead == sim::Time::zero());
   CHECK(std::holds_alternative<models::NoStraggler>(s.job.straggler));
