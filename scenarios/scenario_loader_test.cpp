@@ -235,3 +235,103 @@ TEST_CASE("load_scenario reports unreadable files") {
     CHECK(std::string(e.what()) == "/nonexistent/x.yaml: cannot open the scenario file");
   }
 }
+
+TEST_CASE("model forms: parameters list, ready order, layers, GFLOP times, ddp and data keys") {
+  const std::string base = R"(world_size: 2
+collective: {latency_us: 5, bandwidth_GBps: 10}
+)";
+  const std::string params = R"(model:
+  parameters:
+    - {name: w1, shape: [4, 4]}
+    - {name: b1, shape: [4], dtype: bfloat16}
+    - {name: w2, shape: [2, 4]}
+)";
+  SUBCASE("parameters with whole-model times; default ready order is reverse registration") {
+    const auto s = parse_scenario(base + params + "  forward_ms: 1\n  backward_ms: 2.8\n", "s.yaml");
+    CHECK(s.job.model.parameters[1].dtype == models::DType::kBFloat16);
+    CHECK(s.job.model.parameters[1].bytes() == 8);
+    CHECK(s.job.model.ready_order == std::vector<int>{2, 1, 0});
+    CHECK(s.job.model.backward[0] == sim::Time::from_ms(1.6));  // 16 of 28 elements
+  }
+  SUBCASE("explicit ready order") {
+    const auto s = parse_scenario(
+        base + params + "  gradient_ready_order: [b1, w2, w1]\n  forward_ms: 1\n  backward_ms: 2\n", "s.yaml");
+    CHECK(s.job.model.ready_order == std::vector<int>{1, 2, 0});
+  }
+  SUBCASE("ready order with a misspelt or missing name") {
+    CHECK(error_of(base + params + "  gradient_ready_order: [b1, w22, w1]\n  forward_ms: 1\n  backward_ms: 2\n")
+              .find("expected the name of a model parameter (did you mean 'w2'?)") != std::string::npos);
+    CHECK(error_of(base + params + "  gradient_ready_order: [b1, w1]\n  forward_ms: 1\n  backward_ms: 2\n")
+              .find("lists 2 of 3 parameters; missing, for one: 'w2'") != std::string::npos);
+  }
+  SUBCASE("layers in ms and GFLOP") {
+    const auto s = parse_scenario(base + params + R"(  layers:
+    - {params: [w1, b1], forward_ms: 2, backward_ms: 4}
+    - {params: [w2], forward_gflops: 50, backward_gflops: 100}
+device: {peak_tflops: 100, efficiency: 0.5}
+)",
+                                  "s.yaml");
+    // 100 GFLOP at 50 TFLOP/s = 2 ms.
+    CHECK(s.job.model.backward[2] == sim::Time::from_ms(2));
+    CHECK(s.job.model.backward[0] + s.job.model.backward[1] == sim::Time::from_ms(4));
+  }
+  SUBCASE("a parameter in no layer") {
+    CHECK(error_of(base + params + "  layers:\n    - {params: [w1, b1], forward_ms: 2, backward_ms: 4}\n")
+              .find("key 'model.layers': parameter 'w2' is in no layer") != std::string::npos);
+  }
+  SUBCASE("GFLOP without a device") {
+    CHECK(error_of(base + params + "  forward_gflops: 1\n  backward_gflops: 2\n")
+              .find("key 'device.peak_tflops': missing") != std::string::npos);
+  }
+  SUBCASE("a device that nothing uses") {
+    CHECK(error_of(base + params + "  forward_ms: 1\n  backward_ms: 2\ndevice: {peak_tflops: 1, efficiency: 1}\n")
+              .find("no compute time is in gflops") != std::string::npos);
+  }
+  SUBCASE("two model forms") {
+    CHECK(error_of(base + params + "  gradient_bytes: 8\n  forward_ms: 1\n  backward_ms: 2\n")
+              .find("expected exactly one of preset, parameters, gradient_bytes") != std::string::npos);
+  }
+  SUBCASE("a zero dimension, a bad dtype, a repeated name") {
+    CHECK(error_of(base + "model:\n  parameters: [{name: w, shape: [0]}]\n  forward_ms: 1\n  backward_ms: 1\n")
+              .find("key 'model.parameters[0].shape': value '0'") != std::string::npos);
+    CHECK(error_of(base + "model:\n  parameters: [{name: w, shape: [2], dtype: float8}]\n  forward_ms: 1\n  backward_ms: 1\n")
+              .find("expected one of: float32") != std::string::npos);
+    CHECK(error_of(base + "model:\n  parameters: [{name: w, shape: [2]}, {name: w, shape: [3]}]\n  forward_ms: 1\n"
+                          "  backward_ms: 1\n")
+              .find("not used by an earlier tensor") != std::string::npos);
+  }
+  SUBCASE("ddp keys") {
+    const auto s = parse_scenario(base + params + R"(  forward_ms: 1
+  backward_ms: 2
+ddp:
+  bucket_cap_mb: 0.5
+  first_bucket_mb: 0.25
+  find_unused_parameters: true
+  broadcast_buffers: false
+  gradient_accumulation: 4
+  unused_parameters: [w2]
+  traversal_us_per_tensor: 3
+)",
+                                  "s.yaml");
+    CHECK(s.job.ddp.bucket_cap_bytes == 524'288);
+    CHECK(s.job.ddp.first_bucket_bytes == 262'144);
+    CHECK(s.job.ddp.find_unused_parameters);
+    CHECK_FALSE(s.job.ddp.broadcast_buffers);
+    CHECK(s.job.ddp.gradient_accumulation == 4);
+    CHECK(s.job.ddp.unused_parameters == std::vector<int>{2});
+    CHECK(s.job.ddp.traversal_per_tensor == sim::Time::from_us(3));
+    CHECK(error_of(base + params + "  forward_ms: 1\n  backward_ms: 2\nddp: {static_graph: yes}\n")
+              .find("key 'ddp.static_graph': value 'yes': expected true or false") != std::string::npos);
+  }
+  SUBCASE("data: the sampler") {
+    const auto s = parse_scenario(
+        base + params + "  forward_ms: 1\n  backward_ms: 2\ndata: {dataset_size: 128, drop_last: true, epochs: 3}\n",
+        "s.yaml");
+    REQUIRE(s.sampler.has_value());
+    CHECK(s.sampler->dataset_size == 128);
+    CHECK(s.sampler->drop_last);
+    CHECK(s.sampler->epochs == 3);
+    CHECK(error_of(base + params + "  forward_ms: 1\n  backward_ms: 2\ndata: {epochs: 3}\n")
+              .find("key 'data.epochs': needs data.dataset_size") != std::string::npos);
+  }
+}

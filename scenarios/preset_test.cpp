@@ -1,0 +1,97 @@
+// Presets and the reducer against PyTorch's own numbers
+// (../shared/reference/ddp_semantics.md section 1).
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "models/presets.hpp"
+#include "models/reducer.hpp"
+#include "scenarios/input_error.hpp"
+#include "scenarios/scenario.hpp"
+
+using namespace ddpsim;
+
+namespace {
+
+scenarios::Scenario with_preset(const std::string& preset, const std::string& extra = "") {
+  return scenarios::parse_scenario("world_size: 2\nmodel: {preset: " + preset +
+                                       ", forward_ms: 30, backward_ms: 60}\n"
+                                       "collective: {latency_us: 5, bandwidth_GBps: 10}\n" + extra,
+                                   "p.yaml");
+}
+
+std::vector<std::int64_t> sizes(const std::vector<models::Bucket>& buckets) {
+  std::vector<std::int64_t> out;
+  for (const auto& b : buckets) out.push_back(b.bytes);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("preset parameter totals are PyTorch's") {
+  struct Case {
+    const char* name;
+    std::int64_t params;
+    std::size_t tensors;
+  };
+  for (const Case& c : {Case{"resnet18", 11'689'512, 62}, Case{"resnet50", 25'557'032, 161},
+                        Case{"bert-base", 109'482'240, 199}, Case{"gpt2-small", 124'439'808, 148},
+                        Case{"linear-8-1", 9, 2}}) {
+    CAPTURE(c.name);
+    const auto s = with_preset(c.name);
+    CHECK(s.job.model.parameter_count() == c.params);
+    CHECK(s.job.model.parameters.size() == c.tensors);
+    CHECK(s.job.model.ready_order.size() == c.tensors);
+  }
+  CHECK(models::preset_names().size() == 5);
+}
+
+TEST_CASE("ResNet-18 buckets: the public test vector (pytorch/pytorch#48880)") {
+  const auto at25 = with_preset("resnet18");
+  const auto initial = models::initial_buckets(at25.job.model, at25.job.ddp);
+  CHECK(sizes(initial) == std::vector<std::int64_t>{46'758'048});
+  const auto rebuilt25 = models::rebuilt_buckets(at25.job.model, at25.job.ddp);
+  REQUIRE(rebuilt25.has_value());
+  CHECK(sizes(*rebuilt25) == std::vector<std::int64_t>{2'052'000, 28'852'224, 15'853'824});
+  const auto at35 = with_preset("resnet18", "ddp: {bucket_cap_mb: 35}\n");
+  CHECK(sizes(*models::rebuilt_buckets(at35.job.model, at35.job.ddp)) ==
+        std::vector<std::int64_t>{2'052'000, 38'297'600, 6'408'448});
+}
+
+TEST_CASE("preset ready orders are PyTorch's, not reverse registration") {
+  const auto r18 = with_preset("resnet18");
+  const auto& p = r18.job.model.parameters;
+  const auto name = [&](std::size_t pos) { return p[static_cast<std::size_t>(r18.job.model.ready_order[pos])].name; };
+  CHECK(name(0) == "fc.bias");
+  CHECK(name(1) == "fc.weight");
+  CHECK(name(2) == "layer4.1.bn2.weight");  // BatchNorm before the convolution feeding it
+  CHECK(name(4) == "layer4.1.conv2.weight");
+  const auto gpt2 = with_preset("gpt2-small");
+  const auto& g = gpt2.job.model;
+  CHECK(g.parameters[static_cast<std::size_t>(g.ready_order.back())].name == "transformer.wte.weight");  // tied: last
+  CHECK(g.parameters[static_cast<std::size_t>(g.ready_order.front())].name == "transformer.ln_f.weight");
+}
+
+TEST_CASE("buffers come with the preset") {
+  const auto r50 = with_preset("resnet50");
+  CHECK(r50.job.model.buffers.size() == 159);  // running_mean, running_var, num_batches_tracked per BatchNorm
+  CHECK(with_preset("linear-8-1").job.model.buffers.empty());
+}
+
+TEST_CASE("whole-model times are spread over the tensors in proportion to their size") {
+  const auto s = with_preset("linear-8-1");  // weight 8, bias 1
+  CHECK(s.job.model.backward[0] == sim::Time::ns(53'333'333));
+  CHECK(s.job.model.backward[1] == sim::Time::ns(6'666'667));
+  CHECK(s.job.model.backward_total() == sim::Time::from_ms(60));
+}
+
+TEST_CASE("an unknown preset is an error listing the presets") {
+  try {
+    with_preset("resnet51");
+    FAIL("no error");
+  } catch (const scenarios::InputError& e) {
+    CHECK(std::string(e.what()).find("key 'model.preset': value 'resnet51': expected one of: bert-base, gpt2-small, "
+                                     "linear-8-1, resnet18, resnet50") != std::string::npos);
+  }
+}
