@@ -86,12 +86,13 @@ class RankProgram final : public sim::Process {
       : plan_(plan), job_(plan.job), rank_(rank), world_size_(world_size), seed_(seed), errors_(errors) {}
 
   // DistributedDataParallel's constructor: parameters and buffers from rank 0.
+  // Training starts once it returns.
   void construct(sim::Engine& e) {
     std::int64_t bytes = job_.model.parameter_bytes() + job_.model.buffer_bytes();
     for (int chunk = 0; bytes > 0; ++chunk, bytes -= kInitBroadcastChunk) {
-      e.enqueue_collective(rank_, sim::Engine::kWorld,
-                           {sim::CollectiveKind::kBroadcast, std::min(bytes, kInitBroadcastChunk)},
-                           label(DdpTag::kInitBroadcast, 0, chunk));
+      constructed_ = e.enqueue_collective(rank_, sim::Engine::kWorld,
+                                          {sim::CollectiveKind::kBroadcast, std::min(bytes, kInitBroadcastChunk)},
+                                          label(DdpTag::kInitBroadcast, 0, chunk));
     }
   }
 
@@ -108,7 +109,8 @@ class RankProgram final : public sim::Process {
     std::optional<sim::OpRef> last_compute;
     for (int micro = 0; micro < steps; ++micro) {
       const bool sync = micro == steps - 1;
-      sim::OpRef before_forward = e.enqueue(rank_, StreamKind::kHost, job_.data_load, label(DdpTag::kData, it, micro));
+      sim::OpRef before_forward = e.enqueue(rank_, StreamKind::kHost, job_.data_load, label(DdpTag::kData, it, micro),
+                                            it == 0 && micro == 0 ? constructed_ : std::nullopt);
       if (micro == 0 && plan_.rebuild_at == it) {
         // sync_bucket_indices: the rebuilt index list, then the bucket sizes, from rank 0.
         const auto& rebuilt = *plan_.rebuilt;
@@ -190,6 +192,7 @@ class RankProgram final : public sim::Process {
   int world_size_;
   std::uint64_t seed_;
   std::vector<RankError>& errors_;
+  std::optional<sim::OpRef> constructed_;
 };
 
 // Turns op records into per-rank means and iteration end times.

@@ -104,3 +104,104 @@ TEST_CASE("same seed, same result; the stochastic form depends on the seed") {
   CHECK(a.end == b.end);
   CHECK(*a.step_ms != *c.step_ms);
 }
+
+namespace {
+
+// Four 1 MB fp32 parameters, 10 ms of backward each; each in its own bucket
+// after the rebuild; on 2 ranks at 1 GB/s each bucket's all-reduce takes
+// 2(W-1)/W * 1 MB / (1 B/ns) = 1 ms.
+models::DdpJob four_buckets(double bucket_ms) {
+  models::DdpJob job;
+  for (const char* n : {"a", "b", "c", "d"}) job.model.parameters.push_back({n, {250'000}, models::DType::kFloat32});
+  job.model.ready_order = {3, 2, 1, 0};
+  job.model.forward.assign(4, Time::from_ms(5));
+  job.model.backward.assign(4, Time::from_ms(10));
+  job.model.optimizer = Time::from_ms(2);
+  job.ddp.bucket_cap_bytes = models::kMiB / 2;
+  job.ddp.first_bucket_bytes = models::kMiB / 2;
+  job.iterations = 5;
+  job.warmup_iterations = 2;
+  job.network = {Time::zero(), 1.0 / bucket_ms, Time::zero()};
+  return job;
+}
+
+}  // namespace
+
+TEST_CASE("bucket all-reduces overlap the rest of backward; only the tail is exposed") {
+  const auto r = models::simulate_ddp(four_buckets(1), 2, 0);
+  REQUIRE(r.outcome == models::Outcome::kCompleted);
+  // forward 20 + backward 40 + last bucket 1 + optimizer 2.
+  CHECK(*r.step_ms == doctest::Approx(63));
+  const auto& s = r.ranks[0];
+  CHECK(s.collective_ms == doctest::Approx(4));
+  CHECK(s.exposed_comm_ms == doctest::Approx(1));
+  CHECK(s.forward_compute_ms == doctest::Approx(20));
+  CHECK(s.backward_compute_ms == doctest::Approx(40));
+  CHECK(s.backward_comm_ms == doctest::Approx(31));     // first launch at 10 ms into backward, done at 41
+  CHECK(s.backward_overlap_ms == doctest::Approx(30));  // launch to end of backward compute
+}
+
+TEST_CASE("buckets launch in index order: slow communication queues up behind backward") {
+  // 15 ms per bucket: 10-25, 25-40, 40-55, 55-70 ms into backward; compute ends at 40.
+  const auto r = models::simulate_ddp(four_buckets(15), 2, 0);
+  CHECK(*r.step_ms == doctest::Approx(20 + 70 + 2));
+  CHECK(r.ranks[1].exposed_comm_ms == doctest::Approx(30));
+}
+
+TEST_CASE("the construction bucket holds everything: no overlap before the rebuild") {
+  auto job = four_buckets(1);
+  job.iterations = 3;
+  job.warmup_iterations = 0;
+  const auto r = models::simulate_ddp(job, 2, 0);
+  // Iteration 0: one 4 MB bucket after backward (4 ms); the construction broadcast of the
+  // 4 MB of parameters (4 ms) comes first. Iteration 1 adds the rebuild's two
+  // broadcasts (20 and 20 bytes: 40 ns). Iteration 2 is steady: 63 ms.
+  CHECK(r.end.ms() == doctest::Approx(4 + (20 + 40 + 4 + 2) + 63 + 63).epsilon(1e-6));
+}
+
+TEST_CASE("buffers are broadcast before every syncing forward") {
+  auto job = four_buckets(1);
+  job.model.buffers.push_back({"running_mean", {250'000}, models::DType::kFloat32});  // 1 MB: 1 ms
+  const auto r = models::simulate_ddp(job, 2, 0);
+  CHECK(*r.step_ms == doctest::Approx(64));
+  CHECK(r.ranks[0].exposed_comm_ms == doctest::Approx(2));
+  job.ddp.broadcast_buffers = false;
+  CHECK(*models::simulate_ddp(job, 2, 0).step_ms == doctest::Approx(63));
+}
+
+TEST_CASE("gradient accumulation: no_sync micro-steps, one all-reduce set, one buffer broadcast") {
+  auto job = four_buckets(1);
+  job.model.buffers.push_back({"running_mean", {250'000}, models::DType::kFloat32});
+  job.ddp.gradient_accumulation = 3;
+  const auto r = models::simulate_ddp(job, 2, 0);
+  // 1 ms broadcast + 3 x (20 + 40) + last bucket 1 + optimizer 2.
+  CHECK(*r.step_ms == doctest::Approx(1 + 180 + 1 + 2));
+  CHECK(r.global_batch == 32 * 2 * 3);
+  CHECK(r.ranks[0].collective_ms == doctest::Approx(5));
+}
+
+TEST_CASE("find_unused_parameters: no rebuild, traversal, and the used-map all-reduce") {
+  auto job = four_buckets(1);
+  job.ddp.find_unused_parameters = true;
+  job.ddp.traversal_per_tensor = Time::from_us(250);  // 4 tensors: 1 ms
+  const auto r = models::simulate_ddp(job, 2, 0);
+  // Construction buckets with [0.5 MiB, 0.5 MiB]: one per parameter, reversed: the same
+  // overlap as the rebuilt ones here. The used map is 16 bytes: ~0 ms.
+  CHECK(*r.step_ms == doctest::Approx(20 + 1 + 40 + 1 + 2).epsilon(1e-4));
+  job.ddp.unused_parameters = {1};  // b: no gradient, no backward time, ready at the first hook
+  const auto u = models::simulate_ddp(job, 2, 0);
+  CHECK(u.outcome == models::Outcome::kCompleted);
+  CHECK(*u.step_ms == doctest::Approx(20 + 1 + 30 + 1 + 2).epsilon(1e-4));
+}
+
+TEST_CASE("unused parameters without find_unused_parameters: PyTorch's error at the next forward") {
+  auto job = four_buckets(1);
+  job.ddp.unused_parameters = {1, 2};
+  const auto r = models::simulate_ddp(job, 4, 0);
+  CHECK(r.outcome == models::Outcome::kCrash);
+  REQUIRE(r.errors.size() == 4);
+  CHECK(r.errors[0].iteration == 1);
+  CHECK(r.errors[3].message.find("Expected to have finished reduction in the prior iteration") != std::string::npos);
+  CHECK(r.errors[3].message.find("did not receive grad for rank 3: 1 2") != std::string::npos);
+  CHECK(r.blocked.empty());
+}
