@@ -14,6 +14,9 @@ namespace ddpsim::models {
 
 inline constexpr std::int64_t kMiB = 1024 * 1024;
 
+/// int(mb * 1024 * 1024), as DistributedDataParallel computes bucket_bytes_cap.
+inline std::int64_t bucket_bytes(double mb) { return static_cast<std::int64_t>(mb * 1024 * 1024); }
+
 struct DdpConfig {
   std::int64_t bucket_cap_bytes = 25 * kMiB;   ///< int(bucket_cap_mb * 2^20)
   std::int64_t first_bucket_bytes = 1 * kMiB;  ///< dist._DEFAULT_FIRST_BUCKET_BYTES

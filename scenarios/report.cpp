@@ -140,18 +140,21 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
   const models::DdpJob& job = scenario.job;
   fmt::print(out, "{}: analytic engine, seed {}, {} iterations ({} warm-up)\n\n", scenario.name, scenario.seed,
              job.iterations, job.warmup_iterations);
+  if (result.bucket_sweep) fmt::print(out, "{:<11}", "bucket_mb");
   fmt::print(out, "{:<9}{:<9}{:<9}{}\n", "workers", "step_ms", "speedup", "efficiency");
   for (const SweepRow& row : result.rows) {
     const auto& r = row.run;
     const std::string step = r.step_ms ? fmt::format("{:.1f}", *r.step_ms) : "-";
     const std::string speedup = row.speedup ? fmt::format("{:.1f}x", *row.speedup) : "-";
     const std::string eff = row.efficiency ? fmt::format("{:.1f}%", *row.efficiency * 100) : "-";
+    if (result.bucket_sweep) fmt::print(out, "{:<11}", fmt::format("{:g}", row.bucket_cap_mb));
     fmt::print(out, "{:<9}{:<9}{:<9}{}", r.world_size, step, speedup, eff);
     if (r.outcome != models::Outcome::kCompleted) fmt::print(out, "  {}", models::to_string(r.outcome));
     fmt::print(out, "\n");
   }
-  if (!result.baseline_in_sweep && result.baseline_ms) {
-    fmt::print(out, "\nspeedup = W * t1 / tW, with t1 = {:.1f} ms simulated at W=1\n", *result.baseline_ms);
+  if (!result.baseline_in_sweep && !result.rows.empty() && result.rows.front().baseline_ms) {
+    fmt::print(out, "\nspeedup = W * t1 / tW, with t1 simulated at W=1{}: {:.1f} ms\n",
+               result.bucket_sweep ? " (first bucket cap)" : "", *result.rows.front().baseline_ms);
   }
   for (const SweepRow& row : result.rows) {
     const auto& r = row.run;
@@ -184,13 +187,16 @@ std::string to_json(const Scenario& scenario, const SweepResult& result) {
   doc["scenario"] = scenario.name;
   doc["engine"] = "analytic";
   doc["seed"] = scenario.seed;
-  doc["baseline_step_ms"] = opt(result.baseline_ms);
-  const ordered_json buckets = buckets_json(scenario.job);
   ordered_json runs = ordered_json::array();
   for (const SweepRow& row : result.rows) {
+    models::DdpJob job = scenario.job;
+    job.ddp.bucket_cap_bytes = models::bucket_bytes(row.bucket_cap_mb);
+    const ordered_json buckets = buckets_json(job);
     const auto& r = row.run;
     ordered_json run;
     run["world_size"] = r.world_size;
+    run["bucket_cap_mb"] = row.bucket_cap_mb;
+    run["baseline_step_ms"] = opt(row.baseline_ms);
     run["outcome"] = models::to_string(r.outcome);
     run["step_ms"] = opt(r.step_ms);
     run["speedup"] = opt(row.speedup);

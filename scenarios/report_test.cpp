@@ -1,4 +1,5 @@
 #include "scenarios/report.hpp"
+#include "scenarios/input_error.hpp"
 
 #include <doctest/doctest.h>
 
@@ -21,14 +22,14 @@ collective: {latency_us: 180, bandwidth_GBps: 25, launch_overhead_us: 50}
 TEST_CASE("without W=1 in the sweep, the baseline is simulated and said so") {
   const auto s = scenarios::parse_scenario(kLab, "lab.yaml");
   const auto r = scenarios::run_scenario(s);
-  REQUIRE(r.baseline_ms.has_value());
-  CHECK(*r.baseline_ms == doctest::Approx(120.05));
-  CHECK_FALSE(r.baseline_in_sweep);
   REQUIRE(r.rows.size() == 2);
+  REQUIRE(r.rows[0].baseline_ms.has_value());
+  CHECK(*r.rows[0].baseline_ms == doctest::Approx(120.05));
+  CHECK_FALSE(r.baseline_in_sweep);
   CHECK(*r.rows[1].speedup == doctest::Approx(4 * 120.05 / *r.rows[1].run.step_ms));
   std::ostringstream table;
   scenarios::write_table(table, s, r);
-  CHECK(table.str().find("with t1 = 120.0 ms simulated at W=1") != std::string::npos);
+  CHECK(table.str().find("with t1 simulated at W=1: 120.0 ms") != std::string::npos);
 }
 
 TEST_CASE("the JSON result has the documented fields") {
@@ -88,4 +89,25 @@ TEST_CASE("a hung run reports who waits where, in the table and the JSON") {
   CHECK(j.at("blocked").at(0).at("missing_ranks") == nlohmann::json::array({1}));
   CHECK(j.at("blocked").at(0).at("group_seq") == 2);
   CHECK_FALSE(j.at("blocked").at(1).contains("missing_ranks"));
+}
+
+TEST_CASE("a list of bucket caps sweeps them, each with its own one-rank baseline") {
+  const std::string text = std::string(kLab) + "ddp: {bucket_cap_mb: [1, 25]}\n";
+  const auto s = scenarios::parse_scenario(text, "lab.yaml");
+  CHECK(s.bucket_caps_mb == std::vector<double>{1, 25});
+  const auto r = scenarios::run_scenario(s);
+  REQUIRE(r.rows.size() == 4);
+  CHECK(r.bucket_sweep);
+  CHECK(r.rows[0].bucket_cap_mb == 1);
+  CHECK(r.rows[3].bucket_cap_mb == 25);
+  CHECK(r.rows[3].run.world_size == 4);
+  std::ostringstream table;
+  scenarios::write_table(table, s, r);
+  CHECK(table.str().find("bucket_mb  workers") != std::string::npos);
+  const auto doc = nlohmann::json::parse(scenarios::to_json(s, r));
+  CHECK(doc.at("runs").at(0).at("buckets").at("bucket_cap_bytes") == 1048576);
+  CHECK_THROWS_AS(scenarios::parse_scenario(std::string(kLab) + "ddp: {bucket_cap_mb: [5, 5]}\n", "lab.yaml"),
+                  scenarios::InputError);
+  CHECK_THROWS_AS(scenarios::parse_scenario(std::string(kLab) + "ddp: {bucket_cap_mb: [5, 0]}\n", "lab.yaml"),
+                  scenarios::InputError);
 }

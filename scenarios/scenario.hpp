@@ -26,7 +26,8 @@ struct Scenario {
   std::string source;             ///< the path it was loaded from
   std::uint64_t seed = 0;
   std::vector<int> world_sizes;   ///< one row of results per entry, in file order
-  models::DdpJob job;
+  std::vector<double> bucket_caps_mb = {25};  ///< ddp.bucket_cap_mb: a list is a second sweep axis
+  models::DdpJob job;                         ///< with the first bucket cap
   std::string model_description;  ///< "preset resnet50, 25557032 parameters in 161 tensors"
   std::optional<SamplerSpec> sampler;
 };

@@ -106,6 +106,9 @@ class Section {
   }
   const std::string& path() const { return path_; }
   std::vector<std::int64_t> integer_or_list(std::string_view key, std::int64_t lo, std::int64_t hi) const;
+  /// A number > lo, or a non-empty list of distinct ones.
+  std::vector<double> number_or_list(std::string_view key, double lo, double hi, double fallback,
+                                     std::string_view unit) const;
 
   std::int64_t parse_integer(const YAML::Node& n, std::string_view key, std::int64_t lo, std::int64_t hi) const;
   Location location() const { return where_; }
@@ -303,6 +306,26 @@ std::vector<std::pair<std::string, YAML::Node>> Section::strings(std::string_vie
   for (const YAML::Node& n : sequence(key)) {
     if (!n.IsScalar() || n.Scalar().empty()) fail_node(n, path_of(key), "expected a name");
     out.emplace_back(n.Scalar(), n);
+  }
+  return out;
+}
+
+std::vector<double> Section::number_or_list(std::string_view key, double lo, double hi, double fallback,
+                                            std::string_view unit) const {
+  if (!has(key)) return {fallback};
+  const YAML::Node& n = value(key);
+  if (!n.IsSequence()) return {number(key, lo, true, hi, fallback, unit)};
+  if (n.size() == 0) fail_value(key, "expected a number or a non-empty list of numbers");
+  std::vector<double> out;
+  for (const YAML::Node& item : n) {
+    // Reuse the scalar checks by viewing the item as this key's value.
+    Section one(reader_, YAML::Node(), path_, where_, {});
+    one.entries_.emplace(std::string(key), Entry{entries_.at(std::string(key)).key, item});
+    const double v = one.number(key, lo, true, hi, std::nullopt, unit);
+    if (std::find(out.begin(), out.end(), v) != out.end()) {
+      throw InputError(location_of(item), path_of(key), describe(item), "expected no repeated values");
+    }
+    out.push_back(v);
   }
   return out;
 }
@@ -612,15 +635,14 @@ models::ModelSpec read_model(const Section& top, std::string& description) {
   return spec;
 }
 
-models::DdpConfig read_ddp(const Section& top, const models::ModelSpec& model) {
+models::DdpConfig read_ddp(const Section& top, const models::ModelSpec& model, std::vector<double>& caps) {
   const Section s = top.child("ddp", {"bucket_cap_mb", "first_bucket_mb", "find_unused_parameters", "static_graph",
                                       "broadcast_buffers", "gradient_accumulation", "unused_parameters",
                                       "traversal_us_per_tensor"});
   models::DdpConfig ddp;
-  // int(mb * 1024 * 1024), as DistributedDataParallel computes it.
-  const auto mib = [](double mb) { return static_cast<std::int64_t>(mb * 1024 * 1024); };
-  ddp.bucket_cap_bytes = mib(s.number("bucket_cap_mb", 0, true, 1e6, 25.0, "MiB"));
-  ddp.first_bucket_bytes = mib(s.number("first_bucket_mb", 0, true, 1e6, 1.0, "MiB"));
+  caps = s.number_or_list("bucket_cap_mb", 0, 1e6, 25.0, "MiB");
+  ddp.bucket_cap_bytes = models::bucket_bytes(caps.front());
+  ddp.first_bucket_bytes = models::bucket_bytes(s.number("first_bucket_mb", 0, true, 1e6, 1.0, "MiB"));
   ddp.find_unused_parameters = s.boolean("find_unused_parameters", false);
   ddp.static_graph = s.boolean("static_graph", false);
   ddp.broadcast_buffers = s.boolean("broadcast_buffers", true);
@@ -656,7 +678,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   job.local_batch_size = static_cast<int>(training.integer("local_batch_size", 1, 1 << 24, 32));
 
   job.model = read_model(top, out.model_description);
-  job.ddp = read_ddp(top, job.model);
+  job.ddp = read_ddp(top, job.model, out.bucket_caps_mb);
 
   const Section data = top.child("data", {"load_ms", "dataset_size", "shuffle", "drop_last", "set_epoch", "epochs"});
   job.data_load = data.millis("load_ms", 0.0);
