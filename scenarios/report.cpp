@@ -90,10 +90,10 @@ std::string sampler_to_json(const models::SamplerAudit& audit) { return sampler_
 void write_buckets(std::ostream& out, const Scenario& scenario) {
   const models::DdpJob& job = scenario.job;
   const auto print = [&](const std::vector<models::Bucket>& buckets) {
-    fmt::print(out, "  {:<7}{:>13}  {:>9}  {:<7}{:<8}{}\n", "bucket", "bytes", "MiB", "dtype", "params", "first .. last");
+    fmt::print(out, "  {:<7}{:>13}  {:>9}  {:<10}{:<8}{}\n", "bucket", "bytes", "MiB", "dtype", "params", "first .. last");
     for (std::size_t i = 0; i < buckets.size(); ++i) {
       const auto& b = buckets[i];
-      fmt::print(out, "  {:<7}{:>13}  {:>9.3f}  {:<7}{:<8}{} .. {}\n", i, b.bytes, static_cast<double>(b.bytes) / models::kMiB,
+      fmt::print(out, "  {:<7}{:>13}  {:>9.3f}  {:<10}{:<8}{} .. {}\n", i, b.bytes, static_cast<double>(b.bytes) / models::kMiB,
                  models::to_string(b.dtype), b.params.size(), job.model.parameters[static_cast<std::size_t>(b.params.front())].name,
                  job.model.parameters[static_cast<std::size_t>(b.params.back())].name);
     }

@@ -1,6 +1,6 @@
 # Same scenario and seed, twice: the JSON result and the trace must be
-# byte-identical. Inputs: DDPSIM, SCENARIO, WORK.
-get_filename_component(stem "${SCENARIO}" NAME_WE)
+# byte-identical. Inputs: DDPSIM, SCENARIO, STEM, WORK.
+set(stem "${STEM}")
 file(MAKE_DIRECTORY "${WORK}")
 foreach(i 1 2)
   execute_process(

@@ -1,8 +1,8 @@
 # Golden test of one scenario: runs it and diffs the table, CSV and JSON with
 # tests/golden/<stem>.{txt,csv,json}. With UPDATE_GOLDEN=1 in the environment
 # it rewrites the golden files instead (commit them with the reason).
-# Inputs: DDPSIM, SCENARIO, GOLDEN_DIR, WORK.
-get_filename_component(stem "${SCENARIO}" NAME_WE)
+# Inputs: DDPSIM, SCENARIO, STEM (the golden files' name), GOLDEN_DIR, WORK.
+set(stem "${STEM}")
 file(MAKE_DIRECTORY "${WORK}")
 set(out "${WORK}/${stem}")
 execute_process(
