@@ -173,7 +173,7 @@ class GPT2Attention(nn.Module):
         split = lambda t: t.view(b, n, self.heads, h // self.heads).transpose(1, 2)
         q, k, v = split(q), split(k), split(v)
         att = q @ k.transpose(-1, -2) / math.sqrt(h // self.heads)
-        att = torch.where(self.bias[:, :, :n, :n], att, self.masked_bias.to(att.dtype))
+        att = torch.where(self.bias[:, :, :n, :n].bool(), att, self.masked_bias.to(att.dtype))
         y = (torch.softmax(att, dim=-1) @ v).transpose(1, 2).reshape(b, n, h)
         return self.c_proj(y)
 
