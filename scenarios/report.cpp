@@ -53,16 +53,23 @@ ordered_json buckets_json(const models::DdpJob& job) {
           {"rebuild_iteration", at ? ordered_json(*at) : ordered_json(nullptr)}};
 }
 
+// Example IDs are listed while they stay readable: up to 4,096 per audit.
+bool lists_ids(const models::SamplerAudit& a) {
+  return a.config.dataset_size * static_cast<std::int64_t>(a.epochs.size()) <= 4096;
+}
+
 ordered_json sampler_json(const models::SamplerAudit& a) {
   ordered_json epochs = ordered_json::array();
   for (std::size_t e = 0; e < a.epochs.size(); ++e) {
     const models::EpochAudit& ea = a.epochs[e];
     ordered_json ranks = ordered_json::array();
     for (std::size_t r = 0; r < ea.ranks.size(); ++r) {
-      ranks.push_back({{"rank", r},
-                       {"samples", ea.ranks[r].ids.size()},
-                       {"batches", ea.ranks[r].batches},
-                       {"last_batch_size", ea.ranks[r].last_batch_size}});
+      ordered_json rank{{"rank", r},
+                        {"samples", ea.ranks[r].ids.size()},
+                        {"batches", ea.ranks[r].batches},
+                        {"last_batch_size", ea.ranks[r].last_batch_size}};
+      if (lists_ids(a)) rank["ids"] = ea.ranks[r].ids;
+      ranks.push_back(std::move(rank));
     }
     epochs.push_back({{"epoch", e},
                       {"shuffle_seed", ea.epoch_seed},
@@ -125,12 +132,11 @@ void write_sampler_audit(std::ostream& out, const models::SamplerAudit& a, bool 
                ea.omissions.size());
     if (!ea.duplicates.empty()) fmt::print(out, "  duplicates: {}\n", fmt::join(ea.duplicates, " "));
     if (!ea.omissions.empty()) fmt::print(out, "  omissions: {}\n", fmt::join(ea.omissions, " "));
-    fmt::print(out, "  {:<6}{:<9}{:<9}{}\n", "rank", "samples", "batches", show_ids ? "last batch, IDs" : "last batch");
+    fmt::print(out, "  {:<6}{:<9}{:<9}{:<12}{}\n", "rank", "samples", "batches", "last_batch", show_ids ? "ids" : "");
     for (std::size_t r = 0; r < ea.ranks.size(); ++r) {
       const auto& re = ea.ranks[r];
-      fmt::print(out, "  {:<6}{:<9}{:<9}{}", r, re.ids.size(), re.batches, re.last_batch_size);
-      if (show_ids) fmt::print(out, ", {}", fmt::join(re.ids, " "));
-      fmt::print(out, "\n");
+      fmt::print(out, "  {:<6}{:<9}{:<9}{:<12}{}\n", r, re.ids.size(), re.batches, re.last_batch_size,
+                 show_ids ? fmt::format("{}", fmt::join(re.ids, " ")) : "");
     }
   }
   for (const std::string& w : a.warnings) fmt::print(out, "\nwarning: {}\n", w);
@@ -142,9 +148,14 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
              job.iterations, job.warmup_iterations);
   if (result.bucket_sweep) fmt::print(out, "{:<11}", "bucket_mb");
   fmt::print(out, "{:<9}{:<9}{:<9}{}\n", "workers", "step_ms", "speedup", "efficiency");
+  // 0.1 ms resolution, as the seed's table; finer when some step is under 10 ms.
+  int digits = 1;
+  for (const SweepRow& row : result.rows) {
+    if (row.run.step_ms && *row.run.step_ms < 10) digits = 3;
+  }
   for (const SweepRow& row : result.rows) {
     const auto& r = row.run;
-    const std::string step = r.step_ms ? fmt::format("{:.1f}", *r.step_ms) : "-";
+    const std::string step = r.step_ms ? fmt::format("{:.{}f}", *r.step_ms, digits) : "-";
     const std::string speedup = row.speedup ? fmt::format("{:.1f}x", *row.speedup) : "-";
     const std::string eff = row.efficiency ? fmt::format("{:.1f}%", *row.efficiency * 100) : "-";
     if (result.bucket_sweep) fmt::print(out, "{:<11}", fmt::format("{:g}", row.bucket_cap_mb));
