@@ -50,8 +50,12 @@ void ChromeTraceWriter::begin_run(std::string_view run_name, int world_size) {
 
 void ChromeTraceWriter::on_op(const OpRecord& r) {
   separator();
-  fmt::print(out_, R"({{"name":"{}","cat":"{}","ph":"X","pid":{},"tid":{},"ts":{},"dur":{},)",
-             name_of_(r.label), to_string(r.stream), pid_base_ + r.rank,
+  // Collectives carry their size and per-group sequence number in the name,
+  // so they read off the timeline without opening each slice.
+  std::string name = name_of_(r.label);
+  if (r.is_collective) name += fmt::format(" ({} B, seq {})", r.collective.bytes, r.group_seq);
+  fmt::print(out_, R"({{"name":{},"cat":"{}","ph":"X","pid":{},"tid":{},"ts":{},"dur":{},)",
+             nlohmann::json(name).dump(), to_string(r.stream), pid_base_ + r.rank,
              static_cast<int>(r.stream), micros(r.start), micros(r.end - r.start));
   if (r.is_collective) {
     fmt::print(out_, R"("args":{{"iteration":{},"op":"{}","seq":{},"bytes":{},"wait_us":{}}}}})",

@@ -26,7 +26,7 @@ TEST_CASE("the trace is valid JSON with a process per rank and a track per strea
   for (const auto& ev : events) {
     if (ev.at("ph") == "X") {
       ++complete;
-      if (ev.at("name") == "all_reduce") {
+      if (ev.at("name") == "all_reduce (16 B, seq 0)") {
         CHECK(ev.at("ts").get<double>() == doctest::Approx(2.468));
         CHECK(ev.at("dur").get<double>() == doctest::Approx(1.5));
         CHECK(ev.at("args").at("bytes") == 16);
@@ -36,5 +36,6 @@ TEST_CASE("the trace is valid JSON with a process per rank and a track per strea
     }
   }
   CHECK(complete == 4);
+  CHECK(out.str().find("\"name\":\"all_reduce (16 B, seq 0)\"") != std::string::npos);
   CHECK(names == 2);
 }
