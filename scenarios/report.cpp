@@ -183,12 +183,12 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
 }
 
 void write_csv(std::ostream& out, const SweepResult& result) {
-  out << "world_size,outcome,step_ms,speedup,efficiency,global_batch\n";
+  out << "bucket_cap_mb,world_size,outcome,step_ms,speedup,efficiency,global_batch\n";
+  const auto num = [](const std::optional<double>& v) { return v ? fmt::format("{}", ratio6(*v)) : std::string(); };
   for (const SweepRow& row : result.rows) {
     const auto& r = row.run;
-    fmt::print(out, "{},{},{},{},{},{}\n", r.world_size, models::to_string(r.outcome),
-               r.step_ms ? fmt::format("{}", ms6(*r.step_ms)) : "", row.speedup ? fmt::format("{}", ratio6(*row.speedup)) : "",
-               row.efficiency ? fmt::format("{}", ratio6(*row.efficiency)) : "", r.global_batch);
+    fmt::print(out, "{},{},{},{},{},{},{}\n", row.bucket_cap_mb, r.world_size, models::to_string(r.outcome),
+               num(r.step_ms), num(row.speedup), num(row.efficiency), r.global_batch);
   }
 }
 
