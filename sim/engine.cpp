@@ -2,6 +2,10 @@
 
 #include <cassert>
 #include <map>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -89,9 +93,13 @@ struct Stream {
 struct Rendezvous {
   std::vector<Time> arrival;  // by member position
   std::vector<char> arrived;
+  std::vector<Collective> collectives;  // what each member issued
+  std::vector<OpLabel> labels;
   int count = 0;
-  Collective collective;
+  Collective collective;  // what runs: the first arrival's
   Time start;
+  Time first_arrival;
+  bool stalled = false;
 };
 
 struct Group {
@@ -101,12 +109,12 @@ struct Group {
   std::map<std::uint64_t, Rendezvous> open;
 };
 
-enum class EventKind : std::uint8_t { kOpDone, kCollectiveDone, kWake };
+enum class EventKind : std::uint8_t { kOpDone, kCollectiveDone, kWake, kCrash };
 
 struct Event {
   EventKind kind;
-  std::uint32_t target;    // stream (kOpDone) or group (kCollectiveDone)
-  std::uint64_t payload;   // group sequence number or wake token
+  std::uint32_t target;    // stream (kOpDone), group (kCollectiveDone) or rank (kCrash)
+  std::uint64_t payload;   // group sequence number, wake token or crash message index
   Process* process;        // kWake only
 };
 
@@ -116,6 +124,8 @@ struct Event {
 class EventQueue {
  public:
   bool empty() const { return buckets_.empty(); }
+  Time earliest() const { return buckets_.begin()->first; }
+  void clear() { buckets_.clear(); }
   std::size_t pushed() const { return pushed_; }
   void push(Time at, const Event& ev) {
     ++pushed_;
@@ -156,6 +166,14 @@ class EventQueue {
 struct Engine::Impl {
   int world_size;
   CollectiveCostFn cost;
+  EngineOptions options;
+  std::vector<char> dead;                      // by rank
+  std::vector<std::string> crash_messages;     // for scheduled crashes
+  std::vector<Crash> crashes;
+  std::vector<Misalignment> misalignments;
+  std::set<std::tuple<Time, GroupId, std::uint64_t>> deadlines;  // watchdog: first arrival + timeout
+  std::optional<Time> watchdog_at;
+  std::optional<std::pair<GroupId, std::uint64_t>> watchdog_collective;
   std::vector<Observer*> observers;
   std::vector<Stream> streams;
   std::vector<Group> groups;
@@ -189,24 +207,116 @@ struct Engine::Impl {
       push(now + op.duration, EventKind::kOpDone, s, 0);
       return;
     }
+    arrive(s, op);
+  }
+
+  // The head op of stream s, a collective, reaches its rendezvous.
+  void arrive(std::uint32_t s, const Op& op) {
     Group& g = groups[op.group];
     const int rank = static_cast<int>(s / kStreamsPerRank);
     const auto pos = static_cast<std::size_t>(g.position_of_rank[static_cast<std::size_t>(rank)]);
     auto [it, fresh] = g.open.try_emplace(op.group_seq);
     Rendezvous& rz = it->second;
+    const std::size_t n = g.members.size();
     if (fresh) {
-      rz.arrival.assign(g.members.size(), Time{});
-      rz.arrived.assign(g.members.size(), 0);
+      rz.arrival.assign(n, Time{});
+      rz.arrived.assign(n, 0);
+      rz.collectives.assign(n, Collective{});
+      rz.labels.assign(n, OpLabel{});
       rz.collective = op.collective;
+      rz.first_arrival = now;
+      if (options.watchdog_timeout > Time::zero()) deadlines.emplace(now + options.watchdog_timeout, op.group, op.group_seq);
     }
     rz.arrival[pos] = now;
     rz.arrived[pos] = 1;
-    if (++rz.count == static_cast<int>(g.members.size())) {
-      rz.start = now;
-      const Time duration = cost(rz.collective, static_cast<int>(g.members.size()));
-      if (duration < Time::zero()) throw std::logic_error("collective cost model returned a negative time");
-      push(now + duration, EventKind::kCollectiveDone, op.group, op.group_seq);
+    rz.collectives[pos] = op.collective;
+    rz.labels[pos] = op.label;
+    if (options.backend == Backend::kGloo) {
+      for (int m : g.members) {
+        if (dead[static_cast<std::size_t>(m)]) {
+          crash(rank, fmt::format("RuntimeError: [gloo] Connection closed by peer (rank {} exited)", m));
+          return;
+        }
+      }
     }
+    if (++rz.count < static_cast<int>(n)) return;
+    resolve(op.group, op.group_seq, rz);
+  }
+
+  // Every member arrived: run the collective, or do what the backend does
+  // when the members disagree.
+  void resolve(GroupId gid, std::uint64_t seq, Rendezvous& rz) {
+    const Group& g = groups[gid];
+    const auto as_sent = [&](Collective c) {
+      // NCCL implements barrier as an all-reduce of one 4-byte element.
+      if (options.backend == Backend::kNccl && c.kind == CollectiveKind::kBarrier) return Collective{CollectiveKind::kAllReduce, 4};
+      if (c.kind == CollectiveKind::kBarrier) c.bytes = 0;
+      return c;
+    };
+    bool same = true, same_kind = true;
+    std::int64_t largest = 0;
+    for (const Collective& c : rz.collectives) {
+      const Collective a = as_sent(c), b = as_sent(rz.collectives[0]);
+      same = same && a.kind == b.kind && a.bytes == b.bytes;
+      same_kind = same_kind && a.kind == b.kind;
+      largest = std::max(largest, a.bytes);
+    }
+    if (!same) {
+      if (options.backend == Backend::kGloo && same_kind && as_sent(rz.collectives[0]).kind == CollectiveKind::kAllReduce) {
+        // Each gloo rank checks the peer's message against its own buffer:
+        // the ranks with the smaller buffer abort, then their peers see the
+        // connection close.
+        std::vector<int> smaller;
+        for (std::size_t p = 0; p < g.members.size(); ++p) {
+          if (rz.collectives[p].bytes < largest) smaller.push_back(g.members[p]);
+        }
+        for (int r : smaller) {
+          crash(r, fmt::format("RuntimeError: [gloo] op.preamble.length <= op.nbytes. {} vs {} (all_reduce #{}: "
+                               "a peer sent a larger buffer than this rank's)",
+                               largest, rz.collectives[static_cast<std::size_t>(g.position_of_rank[static_cast<std::size_t>(r)])].bytes, seq));
+        }
+        return;
+      }
+      rz.stalled = true;  // never completes; the watchdog, if any, ends the job
+      return;
+    }
+    deadlines.erase({rz.first_arrival + options.watchdog_timeout, gid, seq});
+    rz.start = now;
+    rz.collective = as_sent(rz.collectives[0]);
+    for (const OpLabel& l : rz.labels) {
+      if (l.tag != rz.labels[0].tag || l.iteration != rz.labels[0].iteration || l.index != rz.labels[0].index) {
+        misalignments.push_back(Misalignment{gid, seq, now, g.members, rz.labels});
+        break;
+      }
+    }
+    const Time duration = cost(rz.collective, static_cast<int>(g.members.size()));
+    if (duration < Time::zero()) throw std::logic_error("collective cost model returned a negative time");
+    push(now + duration, EventKind::kCollectiveDone, gid, seq);
+  }
+
+  void crash(int rank, const std::string& message) {
+    auto& d = dead[static_cast<std::size_t>(rank)];
+    if (d) return;
+    d = 1;
+    crashes.push_back(Crash{rank, now, message});
+    for (int k = 0; k < kStreamsPerRank; ++k) {
+      Stream& st = streams[stream_id(rank, static_cast<StreamKind>(k))];
+      st.pending = OpQueue();
+      st.active = false;
+      st.wakes.clear();
+    }
+    if (options.backend != Backend::kGloo) return;
+    // gloo: every peer already waiting in a collective with this rank fails.
+    std::vector<int> peers;
+    for (const Group& g : groups) {
+      if (g.position_of_rank[static_cast<std::size_t>(rank)] < 0) continue;
+      for (const auto& [seq, rz] : g.open) {
+        for (std::size_t p = 0; p < g.members.size(); ++p) {
+          if (rz.arrived[p] && !dead[static_cast<std::size_t>(g.members[p])]) peers.push_back(g.members[p]);
+        }
+      }
+    }
+    for (int r : peers) crash(r, fmt::format("RuntimeError: [gloo] Connection closed by peer (rank {} exited)", rank));
   }
 
   // Ends the head op of stream s, which started at `start`.
@@ -261,6 +371,7 @@ struct Engine::Impl {
     const Rendezvous rz = std::move(it->second);
     g.open.erase(it);
     for (std::size_t p = 0; p < g.members.size(); ++p) {
+      if (dead[static_cast<std::size_t>(g.members[p])]) continue;
       finish_head(stream_id(g.members[p], StreamKind::kComm), rz.start, rz.arrival[p]);
     }
   }
@@ -276,12 +387,14 @@ struct Engine::Impl {
     b.collective = op.collective;
     b.group = op.group;
     b.group_seq = op.group_seq;
-    if (op.is_collective && st.active) {
+    if (!op.is_collective && st.active) {
+      b.running = true;
+    } else if (op.is_collective && st.active) {
       b.in_rendezvous = true;
       const Group& g = groups[op.group];
-      const Rendezvous& rz = g.open.at(op.group_seq);
-      for (std::size_t p = 0; p < g.members.size(); ++p) {
-        if (!rz.arrived[p]) b.missing_ranks.push_back(g.members[p]);
+      const auto it = g.open.find(op.group_seq);
+      for (std::size_t p = 0; it != g.open.end() && p < g.members.size(); ++p) {
+        if (!it->second.arrived[p]) b.missing_ranks.push_back(g.members[p]);
       }
     } else {
       b.waits_for = op.after;
@@ -290,11 +403,14 @@ struct Engine::Impl {
   }
 };
 
-Engine::Engine(int world_size, CollectiveCostFn cost) : impl_(std::make_unique<Impl>()) {
+Engine::Engine(int world_size, CollectiveCostFn cost, EngineOptions options) : impl_(std::make_unique<Impl>()) {
   if (world_size < 1) throw std::invalid_argument("world size must be at least 1");
   if (!cost) throw std::invalid_argument("a collective cost model is required");
+  if (options.watchdog_timeout < Time::zero()) throw std::invalid_argument("watchdog timeout is negative");
   impl_->world_size = world_size;
   impl_->cost = std::move(cost);
+  impl_->options = options;
+  impl_->dead.assign(static_cast<std::size_t>(world_size), 0);
   impl_->streams.resize(static_cast<std::size_t>(world_size) * kStreamsPerRank);
   Group world;
   for (int r = 0; r < world_size; ++r) {
@@ -321,6 +437,7 @@ OpRef Engine::enqueue(int rank, StreamKind kind, Time duration, OpLabel label,
   }
   const std::uint32_t s = stream_id(rank, kind);
   Stream& st = impl_->streams[s];
+  if (impl_->dead[static_cast<std::size_t>(rank)]) return OpRef{s, st.enqueued++};  // a dead process issues nothing
   if (st.pending.empty() && !st.active) st.head_since = impl_->now;
   st.pending.push_back(Op{duration, label, after, false, {}, 0, 0});
   const OpRef ref{s, st.enqueued++};
@@ -343,6 +460,7 @@ OpRef Engine::enqueue_collective(int rank, GroupId group, Collective collective,
   const auto pos = static_cast<std::size_t>(g.position_of_rank[static_cast<std::size_t>(rank)]);
   const std::uint32_t s = stream_id(rank, StreamKind::kComm);
   Stream& st = impl_->streams[s];
+  if (impl_->dead[static_cast<std::size_t>(rank)]) return OpRef{s, st.enqueued++};
   if (st.pending.empty() && !st.active) st.head_since = impl_->now;
   st.pending.push_back(Op{Time{}, label, after, true, collective, group, g.issued[pos]++});
   const OpRef ref{s, st.enqueued++};
@@ -361,15 +479,53 @@ void Engine::wake_when_done(OpRef op, Process& process, std::uint64_t token) {
   }
 }
 
+void Engine::crash(int rank, std::string message) {
+  if (rank < 0 || rank >= impl_->world_size) throw std::out_of_range("rank out of range");
+  impl_->crash(rank, message);
+}
+
+void Engine::schedule_crash(int rank, Time at, std::string message) {
+  if (rank < 0 || rank >= impl_->world_size) throw std::out_of_range("rank out of range");
+  if (at < impl_->now) throw std::invalid_argument("crash scheduled in the past");
+  impl_->crash_messages.push_back(std::move(message));
+  impl_->push(at, EventKind::kCrash, static_cast<std::uint32_t>(rank), impl_->crash_messages.size() - 1);
+}
+
+bool Engine::crashed(int rank) const { return impl_->dead.at(static_cast<std::size_t>(rank)) != 0; }
+
 RunSummary Engine::run() {
   Impl& m = *impl_;
+  // Only a live rank waiting in the collective can time out.
+  const auto someone_waits = [&](GroupId group, std::uint64_t seq) {
+    const Group& g = m.groups[group];
+    const auto it = g.open.find(seq);
+    if (it == g.open.end()) return false;
+    for (std::size_t p = 0; p < g.members.size(); ++p) {
+      if (it->second.arrived[p] && !m.dead[static_cast<std::size_t>(g.members[p])]) return true;
+    }
+    return false;
+  };
+  const auto watchdog_fires_before = [&](std::optional<Time> next) {
+    while (!m.deadlines.empty() && !someone_waits(std::get<1>(*m.deadlines.begin()), std::get<2>(*m.deadlines.begin()))) {
+      m.deadlines.erase(m.deadlines.begin());
+    }
+    if (m.deadlines.empty()) return false;
+    const auto [at, group, seq] = *m.deadlines.begin();
+    if (next && !(at < *next)) return false;
+    m.now = at;
+    m.watchdog_at = at;
+    m.watchdog_collective = std::make_pair(group, seq);
+    m.events.clear();
+    return true;
+  };
   while (!m.events.empty()) {
+    if (watchdog_fires_before(m.events.earliest())) break;
     m.events.run_earliest([&](Time at, const Event& ev) {
       m.now = at;
       ++m.events_run;
       switch (ev.kind) {
         case EventKind::kOpDone:
-          m.finish_head(ev.target, m.streams[ev.target].start, Time{});
+          if (m.streams[ev.target].active) m.finish_head(ev.target, m.streams[ev.target].start, Time{});
           break;
         case EventKind::kCollectiveDone:
           m.finish_collective(ev.target, ev.payload);
@@ -377,9 +533,13 @@ RunSummary Engine::run() {
         case EventKind::kWake:
           ev.process->on_wake(*this, ev.payload);
           break;
+        case EventKind::kCrash:
+          m.crash(static_cast<int>(ev.target), m.crash_messages[ev.payload]);
+          break;
       }
     });
   }
+  if (!m.watchdog_at) watchdog_fires_before(std::nullopt);
   RunSummary summary;
   summary.end = m.now;
   summary.events = m.events_run;
@@ -387,6 +547,20 @@ RunSummary Engine::run() {
   for (std::uint32_t s = 0; s < m.streams.size(); ++s) {
     if (!m.streams[s].pending.empty()) summary.blocked.push_back(m.describe_blocked(s));
   }
+  for (GroupId gid = 0; gid < m.groups.size(); ++gid) {
+    const Group& g = m.groups[gid];
+    for (const auto& [seq, rz] : g.open) {
+      OpenCollective oc{gid, seq, rz.stalled, {}};
+      for (std::size_t p = 0; p < g.members.size(); ++p) {
+        oc.members.push_back(MemberState{g.members[p], rz.arrived[p] != 0, rz.collectives[p], rz.labels[p], rz.arrival[p]});
+      }
+      summary.open.push_back(std::move(oc));
+    }
+  }
+  summary.crashes = m.crashes;
+  summary.misalignments = m.misalignments;
+  summary.watchdog_at = m.watchdog_at;
+  summary.watchdog_collective = m.watchdog_collective;
   return summary;
 }
 

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -80,6 +81,20 @@ class Process {
 /// Prices a collective over a group of the given size. Must be deterministic.
 using CollectiveCostFn = std::function<Time(const Collective&, int group_size)>;
 
+/// What a collective library does when the collectives paired by sequence
+/// number disagree (../shared/reference/ddp_semantics.md section 3).
+/// kNccl: a barrier is a 4-byte all-reduce; any other mismatch never
+/// completes (undefined behaviour, seen as a hang). kGloo: an all-reduce size
+/// mismatch aborts the ranks with the smaller buffer, and a peer's death
+/// closes every rank's pending collective with it; other mismatches hang.
+enum class Backend : std::uint8_t { kNccl, kGloo };
+
+struct EngineOptions {
+  Backend backend = Backend::kNccl;
+  /// A rank waiting this long in a collective aborts the job; zero: never.
+  Time watchdog_timeout;
+};
+
 using GroupId = std::uint32_t;
 
 /// Why a stream could not finish when the events ran out.
@@ -94,19 +109,58 @@ struct BlockedOp {
   Collective collective;
   std::vector<int> missing_ranks;  ///< members that never issued this collective
   std::optional<OpRef> waits_for;  ///< dependency-blocked: the op it waits for
+  bool running = false;            ///< executing when the job was aborted
+};
+
+/// One member's side of a collective that never completed.
+struct MemberState {
+  int rank = 0;
+  bool arrived = false;  ///< issued it and reached it on its stream
+  Collective collective;
+  OpLabel label;
+  Time arrival;
+};
+
+/// A collective, by group sequence number, that did not complete.
+struct OpenCollective {
+  GroupId group = 0;
+  std::uint64_t seq = 0;
+  bool stalled = false;  ///< every member arrived, but their collectives disagree
+  std::vector<MemberState> members;
+};
+
+struct Crash {
+  int rank = 0;
+  Time at;
+  std::string message;
+};
+
+/// A collective that completed although its members' labels disagree: the
+/// same sequence number carried different work on different ranks.
+struct Misalignment {
+  GroupId group = 0;
+  std::uint64_t seq = 0;
+  Time at;
+  std::vector<int> ranks;
+  std::vector<OpLabel> labels;  ///< by member
 };
 
 struct RunSummary {
-  Time end;                     ///< time of the last event
+  Time end;                     ///< time of the last event (or of the watchdog abort)
   std::uint64_t events = 0;     ///< events processed
   std::uint64_t rank_ops = 0;   ///< operations completed, summed over ranks
-  std::vector<BlockedOp> blocked;  ///< empty unless the run hung
-  bool hung() const { return !blocked.empty(); }
+  std::vector<BlockedOp> blocked;      ///< streams that still held work: empty unless the run hung
+  std::vector<OpenCollective> open;    ///< collectives that never completed, by (group, seq)
+  std::vector<Crash> crashes;          ///< ranks that died, in order
+  std::vector<Misalignment> misalignments;
+  std::optional<Time> watchdog_at;     ///< when the watchdog aborted the job
+  std::optional<std::pair<GroupId, std::uint64_t>> watchdog_collective;  ///< the one that timed out
+  bool hung() const { return !blocked.empty() || watchdog_at.has_value(); }
 };
 
 class Engine {
  public:
-  Engine(int world_size, CollectiveCostFn cost);
+  Engine(int world_size, CollectiveCostFn cost, EngineOptions options = {});
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -130,6 +184,13 @@ class Engine {
                            std::optional<OpRef> after = std::nullopt);
   /// Wakes `process` with `token` when `op` ends (at once, as an event, if it has).
   void wake_when_done(OpRef op, Process& process, std::uint64_t token);
+
+  /// The rank's process dies now: its queued work is dropped, it never joins
+  /// another collective, and with gloo its peers' pending collectives fail.
+  void crash(int rank, std::string message);
+  /// The rank dies at `at` (a hardware fault, an OOM kill).
+  void schedule_crash(int rank, Time at, std::string message);
+  bool crashed(int rank) const;
 
   /// Runs until no event remains. Streams still holding operations then are
   /// reported as blocked: the simulation hung.
