@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <memory>
 #include <stdexcept>
 
@@ -29,6 +30,10 @@ std::string op_name(sim::OpLabel label) {
     case DdpTag::kRebuildBroadcast: return fmt::format("broadcast rebuilt buckets {}", label.index);
     case DdpTag::kInitBroadcast: return fmt::format("broadcast initial state {}", label.index);
     case DdpTag::kOptimizer: return "optimizer";
+    case DdpTag::kSkipFlag: return "all_reduce skip flag";
+    case DdpTag::kExtraCollective: return "extra collective";
+    case DdpTag::kArtifact: return "rank 0 artifact write";
+    case DdpTag::kFinalBarrier: return "barrier";
   }
   return "?";
 }
@@ -74,16 +79,43 @@ struct Plan {
         crashes_on_unused(!j.ddp.unused_parameters.empty() && !j.ddp.find_unused_parameters && !j.ddp.static_graph) {
     if (rebuilt) rebuilt_backward = plan_backward(j.model, j.ddp, *rebuilt);
   }
-  bool uses_rebuilt(int it) const { return rebuild_at && it >= *rebuild_at; }
+  // Backward cuts when some parameters get no gradient on a rank, by bucket table.
+  const BackwardPlan& backward_with_unused(bool rebuilt_table, const std::vector<int>& unused) const {
+    auto& cache = backward_cache[rebuilt_table ? 1 : 0];
+    auto it = cache.find(unused);
+    if (it == cache.end()) {
+      DdpConfig d = job.ddp;
+      d.unused_parameters = unused;
+      it = cache.emplace(unused, plan_backward(job.model, d, rebuilt_table ? *rebuilt : initial)).first;
+    }
+    return it->second;
+  }
+  mutable std::map<std::vector<int>, BackwardPlan> backward_cache[2];
 };
 
-// The training loop of one rank. Iteration i+1 is issued when iteration i's
-// optimizer step ends: a synchronous loop, as a script that reads the loss
-// every step runs.
+// Where each rank is; filled by the programs, read by the analysis.
+struct Progress {
+  std::vector<RankStatus> ranks;
+  std::vector<sim::Time> iteration_end;  // max over ranks
+  std::vector<int> finished_ranks;       // per iteration
+}; 
+
+// The training loop of one rank: a synchronous script, each iteration
+// issued when the previous one's last operation ends.
 class RankProgram final : public sim::Process {
  public:
-  RankProgram(const Plan& plan, int rank, int world_size, std::uint64_t seed, std::vector<RankError>& errors)
-      : plan_(plan), job_(plan.job), rank_(rank), world_size_(world_size), seed_(seed), errors_(errors) {}
+  RankProgram(const Plan& plan, int rank, int world_size, std::uint64_t seed, Progress& progress)
+      : plan_(plan), job_(plan.job), rank_(rank), world_size_(world_size), seed_(seed), progress_(progress) {
+    // The iterations this rank's loop runs: every epoch, less its missing batches.
+    int fewer = 0;
+    for (const Fault& f : job_.faults) {
+      if (f.type == FaultType::kUnevenBatches && f.has_rank(rank)) fewer = std::max(fewer, f.fewer);
+    }
+    if (fewer > 0) status().faults.insert(FaultType::kUnevenBatches);
+    for (int e = 0; e < job_.epochs; ++e) {
+      for (int i = 0; i < job_.iterations - fewer; ++i) loop_.push_back(e * job_.iterations + i);
+    }
+  }
 
   // DistributedDataParallel's constructor: parameters and buffers from rank 0.
   // Training starts once it returns.
@@ -94,57 +126,162 @@ class RankProgram final : public sim::Process {
                                           {sim::CollectiveKind::kBroadcast, std::min(bytes, kInitBroadcastChunk)},
                                           label(DdpTag::kInitBroadcast, 0, chunk));
     }
+    for (const Fault& f : job_.faults) {
+      if (f.type == FaultType::kCrash && f.at && f.has_rank(rank_)) {
+        status().faults.insert(FaultType::kCrash);
+        e.schedule_crash(rank_, *f.at, fmt::format("killed at {:.3f} ms (fault: crash)", f.at->ms()));
+      }
+    }
   }
 
-  void issue(sim::Engine& e, int it) {
-    using sim::StreamKind;
-    if (it >= 1 && plan_.crashes_on_unused) {
-      crash(it);
+  void start(sim::Engine& e) { step(e, 0); }
+
+  void on_wake(sim::Engine& e, std::uint64_t token) override {
+    const auto k = static_cast<std::size_t>(token);
+    if (k < loop_.size()) {
+      const auto g = static_cast<std::size_t>(loop_[k]);
+      progress_.iteration_end[g] = sim::max(progress_.iteration_end[g], e.now());
+      ++progress_.finished_ranks[g];
+      step(e, k + 1);
+    } else {
+      status().finished = true;
+    }
+  }
+
+ private:
+  RankStatus& status() { return progress_.ranks[static_cast<std::size_t>(rank_)]; }
+
+  bool fires(FaultType type, int g) {
+    for (const Fault& f : job_.faults) {
+      if (f.type == type && f.applies(rank_, g)) {
+        status().faults.insert(type);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Runs the k-th iteration of this rank's loop, or what follows the loop.
+  void step(sim::Engine& e, std::size_t k) {
+    if (k == loop_.size()) {
+      status().left_loop = true;
+      if (!job_.final_barrier) {
+        status().finished = true;
+        return;
+      }
+      const sim::OpRef barrier = e.enqueue_collective(rank_, sim::Engine::kWorld, {sim::CollectiveKind::kBarrier, 0},
+                                                      label(DdpTag::kFinalBarrier, job_.total_iterations()));
+      e.wake_when_done(barrier, *this, k);
       return;
     }
+    const int g = loop_[k];
+    if (!pending_unused_.empty()) {
+      // PyTorch checks at the next forward that the previous reduction finished.
+      std::string indices;
+      for (int p : pending_unused_) indices += (indices.empty() ? "" : " ") + std::to_string(p);
+      e.crash(rank_, fmt::format(
+                         "RuntimeError: Expected to have finished reduction in the prior iteration before starting a "
+                         "new one. This error indicates that your module has parameters that were not used in "
+                         "producing loss. You can enable unused parameter detection by passing the keyword argument "
+                         "`find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`. Parameter "
+                         "indices which did not receive grad for rank {}: {}",
+                         rank_, indices));
+      return;
+    }
+    if (fires(FaultType::kCrash, g)) {
+      e.crash(rank_, fmt::format("killed at the start of iteration {} (fault: crash)", g));
+      return;
+    }
+    ++status().iterations_run;
+    const sim::OpRef last = run_iteration(e, g);
+    e.wake_when_done(last, *this, k);
+  }
+
+  double slowdown(int g, bool data) {
+    double factor = 1;
+    for (const Fault& f : job_.faults) {
+      if (f.type == FaultType::kSlowdown && f.data == data && f.applies(rank_, g)) {
+        status().faults.insert(FaultType::kSlowdown);
+        factor *= f.factor;
+      }
+    }
+    return factor;
+  }
+
+  static sim::Time scaled(sim::Time t, double factor) {
+    return factor == 1 ? t : sim::Time::ns(std::llround(static_cast<double>(t.count_ns()) * factor));
+  }
+
+  // Issues iteration g; returns its last operation.
+  sim::OpRef run_iteration(sim::Engine& e, int g) {
+    using sim::StreamKind;
     const ModelSpec& m = job_.model;
     const DdpConfig& ddp = job_.ddp;
     const int steps = ddp.gradient_accumulation;
+    const double compute_factor = slowdown(g, false);
+    const sim::Time data_time = scaled(job_.data_load, slowdown(g, true));
     std::optional<sim::OpRef> last_comm;
     std::optional<sim::OpRef> last_compute;
     for (int micro = 0; micro < steps; ++micro) {
       const bool sync = micro == steps - 1;
-      sim::OpRef before_forward = e.enqueue(rank_, StreamKind::kHost, job_.data_load, label(DdpTag::kData, it, micro),
-                                            it == 0 && micro == 0 ? constructed_ : std::nullopt);
-      if (micro == 0 && plan_.rebuild_at == it) {
+      sim::OpRef before_forward = e.enqueue(rank_, StreamKind::kHost, data_time, label(DdpTag::kData, g, micro),
+                                            first_forward_ ? constructed_ : std::nullopt);
+      first_forward_ = false;
+      if (micro == 0 && fires(FaultType::kSkipIteration, g)) return before_forward;  // `continue` before forward
+      if (micro == 0 && plan_.rebuild_at && !rebuilt_ && syncing_backwards_ >= (ddp.static_graph ? 2 : 1)) {
         // sync_bucket_indices: the rebuilt index list, then the bucket sizes, from rank 0.
-        const auto& rebuilt = *plan_.rebuilt;
+        rebuilt_ = true;
         const std::int64_t sizes[2] = {4 * (static_cast<std::int64_t>(m.parameters.size()) + 1),
-                                       4 * (static_cast<std::int64_t>(rebuilt.size()) + 1)};
+                                       4 * (static_cast<std::int64_t>(plan_.rebuilt->size()) + 1)};
         for (int k = 0; k < 2; ++k) {
           before_forward = e.enqueue_collective(rank_, sim::Engine::kWorld, {sim::CollectiveKind::kBroadcast, sizes[k]},
-                                                label(DdpTag::kRebuildBroadcast, it, k), before_forward);
+                                                label(DdpTag::kRebuildBroadcast, g, k), before_forward);
         }
       }
       // The forward after a no_sync() forward skips the buffer broadcast.
       if (micro == 0 && ddp.broadcast_buffers && m.buffer_bytes() > 0) {
         before_forward = e.enqueue_collective(rank_, sim::Engine::kWorld,
                                               {sim::CollectiveKind::kBroadcast, m.buffer_bytes()},
-                                              label(DdpTag::kBufferBroadcast, it), before_forward);
+                                              label(DdpTag::kBufferBroadcast, g), before_forward);
       }
-      e.enqueue(rank_, StreamKind::kCompute, m.forward_total(), label(DdpTag::kForward, it, micro), before_forward);
-      const sim::Time slow = sync ? straggler_delay(job_.straggler, rank_, it, world_size_, seed_) : sim::Time{};
+      last_compute = e.enqueue(rank_, StreamKind::kCompute, scaled(m.forward_total(), compute_factor),
+                               label(DdpTag::kForward, g, micro), before_forward);
       if (!sync) {
-        last_compute = e.enqueue(rank_, StreamKind::kCompute, m.backward_total(), label(DdpTag::kLocalBackward, it, micro));
+        last_compute = e.enqueue(rank_, StreamKind::kCompute, scaled(m.backward_total(), compute_factor),
+                                 label(DdpTag::kLocalBackward, g, micro));
         continue;
       }
+      bool skip = fires(FaultType::kSkipBackward, g);
+      if (job_.agree_on_skip) {
+        // flag = all_reduce(skip): every rank learns that some rank skips, and skips too.
+        last_comm = e.enqueue_collective(rank_, sim::Engine::kWorld, {sim::CollectiveKind::kAllReduce, 4},
+                                         label(DdpTag::kSkipFlag, g), last_compute);
+        for (const Fault& f : job_.faults) skip = skip || (f.type == FaultType::kSkipBackward && f.iteration == g);
+      }
+      if (skip) continue;  // no backward, no hooks, no all-reduce
       if (ddp.find_unused_parameters && !ddp.static_graph) {
         const auto tensors = static_cast<std::int64_t>(m.parameters.size());
         e.enqueue(rank_, StreamKind::kCompute, sim::Time::ns(tensors * ddp.traversal_per_tensor.count_ns()),
-                  label(DdpTag::kTraversal, it));
+                  label(DdpTag::kTraversal, g));
       }
-      const bool rebuilt = plan_.uses_rebuilt(it);
-      const BackwardPlan& bp = rebuilt ? *plan_.rebuilt_backward : plan_.initial_backward;
-      const std::vector<Bucket>& buckets = rebuilt ? *plan_.rebuilt : plan_.initial;
+      std::vector<int> unused = ddp.unused_parameters;
+      for (const Fault& f : job_.faults) {
+        if (f.type == FaultType::kUnusedParameters && f.applies(rank_, g)) {
+          status().faults.insert(FaultType::kUnusedParameters);
+          unused.insert(unused.end(), f.parameters.begin(), f.parameters.end());
+        }
+      }
+      std::sort(unused.begin(), unused.end());
+      unused.erase(std::unique(unused.begin(), unused.end()), unused.end());
+      const bool use_rebuilt = rebuilt_;
+      const BackwardPlan& bp = plan_.backward_with_unused(use_rebuilt, unused);
+      const std::vector<Bucket>& buckets = use_rebuilt ? *plan_.rebuilt : plan_.initial;
+      const sim::Time slow = straggler_delay(job_.straggler, rank_, g, world_size_, seed_);
       std::vector<sim::OpRef> segment;
       for (std::size_t s = 0; s < bp.segments.size(); ++s) {
-        segment.push_back(e.enqueue(rank_, StreamKind::kCompute, bp.segments[s] + (s == 0 ? slow : sim::Time{}),
-                                    label(DdpTag::kBackward, it, static_cast<int>(s))));
+        segment.push_back(e.enqueue(rank_, StreamKind::kCompute,
+                                    scaled(bp.segments[s], compute_factor) + (s == 0 ? slow : sim::Time{}),
+                                    label(DdpTag::kBackward, g, static_cast<int>(s))));
       }
       last_compute = segment.back();
       // Buckets launch strictly in index order: the comm stream is FIFO.
@@ -152,38 +289,32 @@ class RankProgram final : public sim::Process {
         const auto ub = static_cast<std::size_t>(b);
         last_comm = e.enqueue_collective(rank_, sim::Engine::kWorld,
                                          {sim::CollectiveKind::kAllReduce, buckets[ub].bytes},
-                                         label(DdpTag::kAllReduce, it, b),
+                                         label(DdpTag::kAllReduce, g, b),
                                          segment[static_cast<std::size_t>(bp.bucket_ready_segment[ub])]);
       }
       if (ddp.find_unused_parameters && !ddp.static_graph) {
         last_comm = e.enqueue_collective(rank_, sim::Engine::kWorld,
                                          {sim::CollectiveKind::kAllReduce, 4 * static_cast<std::int64_t>(m.parameters.size())},
-                                         label(DdpTag::kUsedMap, it), segment.back());
+                                         label(DdpTag::kUsedMap, g), segment.back());
       }
+      ++syncing_backwards_;
+      if (!unused.empty() && !ddp.find_unused_parameters && !ddp.static_graph) pending_unused_ = unused;
     }
     // finalize_backward waits for every launched bucket; the step follows.
-    const sim::OpRef opt = e.enqueue(rank_, StreamKind::kCompute, m.optimizer, label(DdpTag::kOptimizer, it),
-                                     last_comm ? last_comm : last_compute);
-    e.wake_when_done(opt, *this, static_cast<std::uint64_t>(it));
-  }
-
-  void on_wake(sim::Engine& e, std::uint64_t token) override {
-    const int next = static_cast<int>(token) + 1;
-    if (next < job_.iterations) issue(e, next);
-  }
-
- private:
-  void crash(int it) {
-    std::string indices;
-    for (int p : job_.ddp.unused_parameters) indices += (indices.empty() ? "" : " ") + std::to_string(p);
-    errors_.push_back(RankError{
-        rank_, it,
-        fmt::format("RuntimeError: Expected to have finished reduction in the prior iteration before starting a new "
-                    "one. This error indicates that your module has parameters that were not used in producing loss. "
-                    "You can enable unused parameter detection by passing the keyword argument "
-                    "`find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`. Parameter indices "
-                    "which did not receive grad for rank {}: {}",
-                    rank_, indices)});
+    sim::OpRef last = e.enqueue(rank_, StreamKind::kCompute, scaled(m.optimizer, compute_factor),
+                                label(DdpTag::kOptimizer, g), last_comm ? last_comm : last_compute);
+    for (const Fault& f : job_.faults) {
+      if (f.type == FaultType::kRank0Artifact && f.applies(rank_, g)) {
+        status().faults.insert(FaultType::kRank0Artifact);
+        last = e.enqueue(rank_, StreamKind::kHost, f.duration, label(DdpTag::kArtifact, g), last);
+      }
+      if (f.type == FaultType::kExtraCollective && f.applies(rank_, g)) {
+        status().faults.insert(FaultType::kExtraCollective);
+        // e.g. dist.all_reduce(loss) then loss.item() for a log line: the host waits for it.
+        last = e.enqueue_collective(rank_, sim::Engine::kWorld, f.collective, label(DdpTag::kExtraCollective, g), last);
+      }
+    }
+    return last;
   }
 
   const Plan& plan_;
@@ -191,19 +322,20 @@ class RankProgram final : public sim::Process {
   int rank_;
   int world_size_;
   std::uint64_t seed_;
-  std::vector<RankError>& errors_;
+  Progress& progress_;
+  std::vector<int> loop_;  // global iterations this rank runs
   std::optional<sim::OpRef> constructed_;
+  bool first_forward_ = true;
+  bool rebuilt_ = false;
+  int syncing_backwards_ = 0;
+  std::vector<int> pending_unused_;  // raised at the next forward
 };
 
 // Turns op records into per-rank means and iteration end times.
 class Accounting final : public sim::Observer {
  public:
-  Accounting(int world_size, int iterations, int warmup, int micro_steps)
-      : warmup_(warmup),
-        sync_micro_(static_cast<std::uint32_t>(micro_steps - 1)),
-        ranks_(static_cast<std::size_t>(world_size)),
-        iteration_end_(static_cast<std::size_t>(iterations)),
-        finished_ranks_(static_cast<std::size_t>(iterations), 0) {}
+  Accounting(int world_size, int warmup, int micro_steps)
+      : warmup_(warmup), sync_micro_(static_cast<std::uint32_t>(micro_steps - 1)), ranks_(static_cast<std::size_t>(world_size)) {}
 
   void on_op(const sim::OpRecord& r) override {
     const auto it = static_cast<std::size_t>(r.label.iteration);
@@ -212,7 +344,7 @@ class Accounting final : public sim::Observer {
     const sim::Time busy = r.end - r.start;
     const auto tag = static_cast<DdpTag>(r.label.tag);
     if (r.is_collective) {
-      if (tag == DdpTag::kInitBroadcast) return;  // construction, before iteration 0
+      if (tag == DdpTag::kInitBroadcast || tag == DdpTag::kFinalBarrier) return;  // outside the loop
       acc.busy.push_back({r.start, r.end});
       if (measured) {
         acc.collective += busy;
@@ -226,6 +358,11 @@ class Accounting final : public sim::Observer {
     }
     if (tag == DdpTag::kData) {
       if (measured) acc.data += busy;
+      if (r.label.index == 0) {  // a new iteration
+        acc.busy.clear();
+        acc.first_launch.reset();
+        acc.comm_end = sim::Time{};
+      }
       return;
     }
     if (measured) {
@@ -257,11 +394,6 @@ class Accounting final : public sim::Observer {
             if (*acc.first_launch < acc.backward_end) acc.overlap += acc.backward_end - *acc.first_launch;
           }
         }
-        acc.busy.clear();
-        acc.first_launch.reset();
-        acc.comm_end = sim::Time{};
-        iteration_end_[it] = sim::max(iteration_end_[it], r.end);
-        ++finished_ranks_[it];
         break;
       }
       default:
@@ -269,17 +401,18 @@ class Accounting final : public sim::Observer {
     }
   }
 
-  RunResult result(int world_size, int iterations) const {
+  RunResult result(int world_size, int iterations, const Progress& progress) const {
     RunResult out;
     out.world_size = world_size;
     out.iterations = iterations;
     // Iterations every rank finished; with a synchronous loop these form a prefix.
     int complete = 0;
-    while (complete < iterations && finished_ranks_[static_cast<std::size_t>(complete)] == world_size) ++complete;
+    while (complete < iterations && progress.finished_ranks[static_cast<std::size_t>(complete)] == world_size) ++complete;
     out.measured_iterations = std::max(0, complete - warmup_);
     if (out.measured_iterations > 0) {
-      const sim::Time from = warmup_ == 0 ? sim::Time::zero() : iteration_end_[static_cast<std::size_t>(warmup_ - 1)];
-      const sim::Time to = iteration_end_[static_cast<std::size_t>(complete - 1)];
+      const auto& end = progress.iteration_end;
+      const sim::Time from = warmup_ == 0 ? sim::Time::zero() : end[static_cast<std::size_t>(warmup_ - 1)];
+      const sim::Time to = end[static_cast<std::size_t>(complete - 1)];
       out.step_ms = (to - from).ms() / out.measured_iterations;
     }
     const double n = std::max(1, out.measured_iterations);
@@ -313,15 +446,13 @@ class Accounting final : public sim::Observer {
   int warmup_;
   std::uint32_t sync_micro_;
   std::vector<Rank> ranks_;
-  std::vector<sim::Time> iteration_end_;  // max over ranks
-  std::vector<int> finished_ranks_;
 };
 
 }  // namespace
 
 RunResult simulate_ddp(const DdpJob& job, int world_size, std::uint64_t seed, sim::Observer* trace) {
-  if (job.iterations < 1) throw std::invalid_argument("at least one iteration is needed");
-  if (job.warmup_iterations < 0 || job.warmup_iterations >= job.iterations) {
+  if (job.iterations < 1 || job.epochs < 1) throw std::invalid_argument("at least one iteration is needed");
+  if (job.warmup_iterations < 0 || job.warmup_iterations >= job.total_iterations()) {
     throw std::invalid_argument("warm-up must leave at least one measured iteration");
   }
   if (job.ddp.gradient_accumulation < 1) throw std::invalid_argument("gradient accumulation must be at least 1");
@@ -331,26 +462,48 @@ RunResult simulate_ddp(const DdpJob& job, int world_size, std::uint64_t seed, si
     throw std::invalid_argument("model: parameters, ready order and per-parameter times disagree in length");
   }
   const Plan plan(job);
-  const NetworkParams net = job.network;
-  sim::Engine engine(world_size, [net](const sim::Collective& c, int n) { return collective_time(net, c, n); });
-  Accounting accounting(world_size, job.iterations, job.warmup_iterations, job.ddp.gradient_accumulation);
+  NetworkParams net = job.network;
+  // A ring crosses every link: one slow link slows every collective of a group that contains it.
+  double link_factor = 1;
+  for (const Fault& f : job.faults) {
+    if (f.type != FaultType::kSlowLink) continue;
+    for (int r : f.ranks) {
+      if (r < world_size && world_size > 1) link_factor = std::max(link_factor, f.factor);
+    }
+  }
+  net.bandwidth_GBps /= link_factor;
+  sim::Engine engine(world_size, [net](const sim::Collective& c, int n) { return collective_time(net, c, n); },
+                     sim::EngineOptions{job.backend, job.watchdog_timeout});
+  Accounting accounting(world_size, job.warmup_iterations, job.ddp.gradient_accumulation);
   engine.add_observer(accounting);
   if (trace != nullptr) engine.add_observer(*trace);
 
-  std::vector<RankError> errors;
+  const int total = job.total_iterations();
+  Progress progress{std::vector<RankStatus>(static_cast<std::size_t>(world_size)),
+                    std::vector<sim::Time>(static_cast<std::size_t>(total)), std::vector<int>(static_cast<std::size_t>(total), 0)};
+  if (link_factor > 1) {
+    for (const Fault& f : job.faults) {
+      for (int r : f.ranks) {
+        if (f.type == FaultType::kSlowLink && r < world_size) progress.ranks[static_cast<std::size_t>(r)].faults.insert(FaultType::kSlowLink);
+      }
+    }
+  }
   std::vector<std::unique_ptr<RankProgram>> programs;
   programs.reserve(static_cast<std::size_t>(world_size));
   for (int r = 0; r < world_size; ++r) {
-    programs.push_back(std::make_unique<RankProgram>(plan, r, world_size, seed, errors));
+    programs.push_back(std::make_unique<RankProgram>(plan, r, world_size, seed, progress));
     programs.back()->construct(engine);
-    programs.back()->issue(engine, 0);
   }
+  for (auto& p : programs) p->start(engine);
   const sim::RunSummary summary = engine.run();
 
-  RunResult out = accounting.result(world_size, job.iterations);
-  out.outcome = !errors.empty() ? Outcome::kCrash : summary.hung() ? Outcome::kHang : Outcome::kCompleted;
+  RunResult out = accounting.result(world_size, total, progress);
+  out.outcome = !summary.crashes.empty() ? Outcome::kCrash : summary.hung() ? Outcome::kHang : Outcome::kCompleted;
+  for (const sim::Crash& c : summary.crashes) out.errors.push_back(RankError{c.rank, c.at.ms(), c.message});
   out.blocked = summary.blocked;
-  out.errors = std::move(errors);
+  out.misalignments = misaligned_pairs(summary);
+  out.failure = analyse_failure(summary, progress.ranks, FailureContext{job.backend, job.watchdog_timeout});
+  for (const RankStatus& s : progress.ranks) out.iterations_run.push_back(s.iterations_run);
   out.global_batch = static_cast<std::int64_t>(job.local_batch_size) * world_size * job.ddp.gradient_accumulation;
   out.events = summary.events;
   out.rank_ops = summary.rank_ops;

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "models/collective_cost.hpp"
+#include "models/failure.hpp"
+#include "models/faults.hpp"
 #include "models/parameters.hpp"
 #include "models/reducer.hpp"
 #include "models/straggler.hpp"
@@ -22,11 +24,18 @@ struct DdpJob {
   ModelSpec model;
   DdpConfig ddp;
   sim::Time data_load;        ///< per micro-step, on the host, before forward
-  int iterations = 10;        ///< optimizer steps
+  int iterations = 10;        ///< optimizer steps per epoch
+  int epochs = 1;
   int warmup_iterations = 2;  ///< excluded from step time and per-rank means
   int local_batch_size = 32;
+  bool final_barrier = true;  ///< every rank runs dist.barrier() after its loop
+  bool agree_on_skip = false; ///< all-reduce a skip flag after forward; a skip then happens on every rank
   NetworkParams network;
   StragglerModel straggler;
+  std::vector<Fault> faults;
+  sim::Backend backend = sim::Backend::kNccl;
+  sim::Time watchdog_timeout = sim::Time::from_ms(600'000);  ///< zero: no watchdog
+  int total_iterations() const { return iterations * epochs; }
 };
 
 /// A model given as one block: whole-model times and one fp32 gradient buffer
@@ -54,7 +63,7 @@ struct RankStats {
 /// A process that stopped with an error, as PyTorch would raise it.
 struct RankError {
   int rank = 0;
-  int iteration = 0;
+  double at_ms = 0;
   std::string message;
 };
 
@@ -68,6 +77,9 @@ struct RunResult {
   std::vector<RankStats> ranks;
   std::vector<sim::BlockedOp> blocked;  ///< who waits where, when the run hung
   std::vector<RankError> errors;        ///< why ranks stopped, when the run crashed
+  std::optional<FailureReport> failure; ///< the earliest collective that did not complete, and why
+  std::vector<MisalignedPair> misalignments;  ///< silently mismatched pairs
+  std::vector<int> iterations_run;      ///< per rank: loop iterations started
   std::uint64_t events = 0;
   std::uint64_t rank_ops = 0;
   sim::Time end;
@@ -87,6 +99,10 @@ enum class DdpTag : std::uint32_t {
   kRebuildBroadcast,  ///< the bucket rebuild's two broadcasts
   kInitBroadcast,     ///< construction: parameters and buffers from rank 0
   kOptimizer,
+  kSkipFlag,          ///< agree_on_skip: the all-reduced "skip this backward" flag
+  kExtraCollective,   ///< a fault: one more collective on some ranks
+  kArtifact,          ///< rank 0 writing logs or a checkpoint
+  kFinalBarrier,      ///< dist.barrier() after the loop
 };
 /// "forward", "all_reduce bucket 2", ...
 std::string op_name(sim::OpLabel label);

@@ -15,19 +15,6 @@ namespace {
 double ms6(double ms) { return std::round(ms * 1e6) / 1e6; }
 double ratio6(double x) { return std::round(x * 1e6) / 1e6; }
 
-std::string where(const sim::BlockedOp& b) {
-  const std::string op = models::op_name(b.label);
-  if (b.in_rendezvous) {
-    std::string missing;
-    for (std::size_t i = 0; i < b.missing_ranks.size(); ++i) {
-      missing += (i ? ", " : "") + std::to_string(b.missing_ranks[i]);
-    }
-    return fmt::format("in {} #{} (iteration {}, {} bytes), waiting for rank(s) {} that never issued it",
-                       sim::to_string(b.collective.kind), b.group_seq, b.label.iteration, b.collective.bytes,
-                       missing);
-  }
-  return fmt::format("before {} (iteration {}), waiting for an earlier operation", op, b.label.iteration);
-}
 
 using nlohmann::ordered_json;
 
@@ -86,6 +73,72 @@ ordered_json sampler_json(const models::SamplerAudit& a) {
           {"batch_size", a.batch_size},
           {"epochs", std::move(epochs)},
           {"warnings", a.warnings}};
+}
+
+std::string rank_list(const std::vector<int>& ranks) {
+  if (ranks.empty()) return "none";
+  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
+  return out;
+}
+
+void write_failure(std::ostream& out, const models::RunResult& r) {
+  if (r.failure) {
+    const models::FailureReport& f = *r.failure;
+    fmt::print(out, "\nW={}: {}", r.world_size, models::to_string(r.outcome));
+    if (f.detected_at_ms) fmt::print(out, ", detected at {:.3f} ms", *f.detected_at_ms);
+    fmt::print(out, " ({})\n", f.detection);
+    if (f.sequence) {
+      // Ranks that did the same thing at the failing collective, together.
+      std::vector<std::pair<std::string, std::vector<int>>> groups;
+      for (const models::RankAtFailure& a : f.ranks) {
+        const std::string what = a.state == "issued"
+                                     ? fmt::format("issued {} ({} {} bytes)", a.op, a.collective, a.bytes)
+                                     : fmt::format("{}: {}", a.state, a.detail);
+        auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == what; });
+        if (it == groups.end()) it = groups.insert(groups.end(), {what, {}});
+        it->second.push_back(a.rank);
+      }
+      fmt::print(out, "  collective #{}:\n", *f.sequence);
+      for (const auto& [what, ranks] : groups) fmt::print(out, "    {} {}\n", rank_list(ranks), what);
+      fmt::print(out, "  waiting: {}; missing: {}\n", rank_list(f.waiting_ranks), rank_list(f.missing_ranks));
+    }
+    if (f.culprit_rank >= 0) fmt::print(out, "  culprit: rank {}: {}\n", f.culprit_rank, f.reason);
+    if (!f.fix.empty()) fmt::print(out, "  fix: {}\n", f.fix);
+  }
+  if (!r.misalignments.empty()) {
+    const models::MisalignedPair& m = r.misalignments.front();
+    fmt::print(out, "{}W={}: {} collective(s) completed silently misaligned; the first, #{}: rank {}'s {} of iteration {} "
+               "was averaged with rank {}'s {} of iteration {}\n",
+               r.failure ? "  " : "\n", r.world_size, r.misalignments.size(), m.sequence, m.rank, m.op, m.iteration,
+               m.with_rank, m.with_op, m.with_iteration);
+  }
+}
+
+ordered_json failure_json(const models::FailureReport& f) {
+  ordered_json ranks = ordered_json::array();
+  for (const models::RankAtFailure& a : f.ranks) {
+    ordered_json j{{"rank", a.rank}, {"state", a.state}};
+    if (a.state == "issued" || !a.op.empty()) {
+      j["op"] = a.op;
+      j["collective"] = a.collective;
+      j["bytes"] = a.bytes;
+      j["dtype"] = a.dtype.empty() ? ordered_json(nullptr) : ordered_json(a.dtype);
+      j["iteration"] = a.iteration;
+      j["bucket"] = a.bucket < 0 ? ordered_json(nullptr) : ordered_json(a.bucket);
+    }
+    if (!a.detail.empty()) j["detail"] = a.detail;
+    ranks.push_back(std::move(j));
+  }
+  return {{"sequence", f.sequence ? ordered_json(*f.sequence) : ordered_json(nullptr)},
+          {"ranks", std::move(ranks)},
+          {"waiting_ranks", f.waiting_ranks},
+          {"missing_ranks", f.missing_ranks},
+          {"culprit_rank", f.culprit_rank < 0 ? ordered_json(nullptr) : ordered_json(f.culprit_rank)},
+          {"reason", f.reason},
+          {"fix", f.fix},
+          {"detected_at_ms", f.detected_at_ms ? ordered_json(ms6(*f.detected_at_ms)) : ordered_json(nullptr)},
+          {"detection", f.detection}};
 }
 
 }  // namespace
@@ -168,17 +221,7 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
                result.bucket_sweep ? " (first bucket cap)" : "", *result.rows.front().baseline_ms);
   }
   for (const SweepRow& row : result.rows) {
-    const auto& r = row.run;
-    if (r.outcome == models::Outcome::kCrash) {
-      fmt::print(out, "\nW={}: crash; {} rank(s) stopped with an error, the first:\n  rank {}, iteration {}: {}\n",
-                 r.world_size, r.errors.size(), r.errors[0].rank, r.errors[0].iteration, r.errors[0].message);
-    }
-    if (r.outcome != models::Outcome::kHang) continue;
-    fmt::print(out, "\nW={}: hang after {:.3f} ms; {} stream(s) blocked:\n", r.world_size, r.end.ms(),
-               r.blocked.size());
-    for (const sim::BlockedOp& b : r.blocked) {
-      fmt::print(out, "  rank {} {} stream: {}\n", b.rank, sim::to_string(b.stream), where(b));
-    }
+    if (row.run.failure || !row.run.misalignments.empty()) write_failure(out, row.run);
   }
 }
 
@@ -249,9 +292,22 @@ std::string to_json(const Scenario& scenario, const SweepResult& result) {
     run["blocked"] = std::move(blocked);
     ordered_json errors = ordered_json::array();
     for (const models::RankError& e : r.errors) {
-      errors.push_back({{"rank", e.rank}, {"iteration", e.iteration}, {"message", e.message}});
+      errors.push_back({{"rank", e.rank}, {"at_ms", ms6(e.at_ms)}, {"message", e.message}});
     }
     run["errors"] = std::move(errors);
+    run["failure"] = r.failure ? failure_json(*r.failure) : ordered_json(nullptr);
+    ordered_json misaligned = ordered_json::array();
+    for (const models::MisalignedPair& m : r.misalignments) {
+      misaligned.push_back({{"sequence", m.sequence},
+                            {"rank", m.rank},
+                            {"op", m.op},
+                            {"iteration", m.iteration},
+                            {"with_rank", m.with_rank},
+                            {"with_op", m.with_op},
+                            {"with_iteration", m.with_iteration}});
+    }
+    run["misalignments"] = std::move(misaligned);
+    run["iterations_run"] = r.iterations_run;
     run["buckets"] = buckets;
     if (row.sampler) run["sampler"] = sampler_json(*row.sampler);
     runs.push_back(std::move(run));

@@ -51,44 +51,48 @@ TEST_CASE("the JSON result has the documented fields") {
   CHECK(run.at("step_ms").get<double>() == doctest::Approx(121.37));
 }
 
-TEST_CASE("a hung run reports who waits where, in the table and the JSON") {
+TEST_CASE("a hung run reports who waits where, the culprit and the fix, in the table and the JSON") {
   const auto s = scenarios::parse_scenario(kLab, "lab.yaml");
   scenarios::SweepResult r = scenarios::run_scenario(s);
-  // A hang as the engine reports one (sim/engine_test.cpp produces it): rank 0
-  // is in all-reduce #2, rank 1 never issued it and its stream waits earlier.
+  // A failure as models::analyse_failure reports one (models/failure_test.cpp produces them).
   models::RunResult& run = r.rows[0].run;
   run.outcome = models::Outcome::kHang;
   run.step_ms.reset();
   r.rows[0].speedup.reset();
   r.rows[0].efficiency.reset();
-  sim::BlockedOp in_collective;
-  in_collective.rank = 0;
-  in_collective.stream = sim::StreamKind::kComm;
-  in_collective.label = {static_cast<std::uint32_t>(models::DdpTag::kAllReduce), 2};
-  in_collective.in_rendezvous = true;
-  in_collective.group_seq = 2;
-  in_collective.collective = {sim::CollectiveKind::kAllReduce, 4'000'000};
-  in_collective.missing_ranks = {1};
-  sim::BlockedOp behind;
-  behind.rank = 1;
-  behind.stream = sim::StreamKind::kCompute;
-  behind.label = {static_cast<std::uint32_t>(models::DdpTag::kOptimizer), 1};
-  run.blocked = {in_collective, behind};
+  models::FailureReport f;
+  f.sequence = 7;
+  f.ranks = {{0, "issued", "all_reduce bucket 0 of iteration 2", "all_reduce", 4000000, "float32", 2, 0, ""},
+             {1, "exited", "", "", 0, "", -1, -1, "left its loop after 2 iterations and exited"}};
+  f.waiting_ranks = {0};
+  f.missing_ranks = {1};
+  f.culprit_rank = 1;
+  f.reason = "collective #7: rank 1 left its loop";
+  f.fix = "give every rank the same number of batches";
+  f.detected_at_ms = 600000;
+  f.detection = "NCCL watchdog";
+  run.failure = f;
 
   std::ostringstream table;
   scenarios::write_table(table, s, r);
-  CHECK(table.str().find("2        -        -        -  hang") != std::string::npos);
-  CHECK(table.str().find("rank 0 comm stream: in all_reduce #2 (iteration 2, 4000000 bytes), waiting for rank(s) 1") !=
-        std::string::npos);
-  CHECK(table.str().find("rank 1 compute stream: before optimizer (iteration 1)") != std::string::npos);
+  const std::string t = table.str();
+  CHECK(t.find("2        -        -        -  hang") != std::string::npos);
+  CHECK(t.find("W=2: hang, detected at 600000.000 ms (NCCL watchdog)") != std::string::npos);
+  CHECK(t.find("rank 0 issued all_reduce bucket 0 of iteration 2 (all_reduce 4000000 bytes)") != std::string::npos);
+  CHECK(t.find("rank 1 exited: left its loop after 2 iterations") != std::string::npos);
+  CHECK(t.find("waiting: rank 0; missing: rank 1") != std::string::npos);
+  CHECK(t.find("culprit: rank 1: collective #7") != std::string::npos);
+  CHECK(t.find("fix: give every rank") != std::string::npos);
 
   const auto doc = nlohmann::json::parse(scenarios::to_json(s, r));
   const auto& j = doc.at("runs").at(0);
   CHECK(j.at("outcome") == "hang");
   CHECK(j.at("step_ms").is_null());
-  CHECK(j.at("blocked").at(0).at("missing_ranks") == nlohmann::json::array({1}));
-  CHECK(j.at("blocked").at(0).at("group_seq") == 2);
-  CHECK_FALSE(j.at("blocked").at(1).contains("missing_ranks"));
+  CHECK(j.at("failure").at("sequence") == 7);
+  CHECK(j.at("failure").at("missing_ranks") == nlohmann::json::array({1}));
+  CHECK(j.at("failure").at("culprit_rank") == 1);
+  CHECK(j.at("failure").at("ranks").at(0).at("bucket") == 0);
+  CHECK(j.at("failure").at("detected_at_ms") == 600000.0);
 }
 
 TEST_CASE("a list of bucket caps sweeps them, each with its own one-rank baseline") {

@@ -1,0 +1,181 @@
+#include "models/failure.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "models/ddp_job.hpp"
+
+namespace ddpsim::models {
+namespace {
+
+bool same_label(const sim::OpLabel& a, const sim::OpLabel& b) {
+  return a.tag == b.tag && a.iteration == b.iteration && a.index == b.index;
+}
+
+// The most common value among `items` (ties: the earliest item's), by `key`.
+template <class T, class Key>
+std::size_t majority(const std::vector<T>& items, Key key) {
+  std::size_t best = 0;
+  int best_count = 0;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    int count = 0;
+    for (const T& other : items) count += key(other) == key(items[i]);
+    if (count > best_count) best = i, best_count = count;
+  }
+  return best;
+}
+
+std::string describe_op(const sim::OpLabel& label) {
+  if (static_cast<DdpTag>(label.tag) == DdpTag::kFinalBarrier) return "barrier after the loop";
+  return fmt::format("{} of iteration {}", op_name(label), label.iteration);
+}
+
+std::string fix_for(const std::set<FaultType>& faults) {
+  if (faults.count(FaultType::kSkipBackward) || faults.count(FaultType::kSkipIteration)) {
+    return "make the skip decision collective: all-reduce a flag before backward and skip on every rank "
+           "(scenarios/fix_symmetric_skip.yaml)";
+  }
+  if (faults.count(FaultType::kUnevenBatches)) {
+    return "give every rank the same number of batches: DistributedSampler pads (drop_last=False) or truncates "
+           "(drop_last=True); or run the loop inside torch.distributed.algorithms.Join";
+  }
+  if (faults.count(FaultType::kExtraCollective)) {
+    return "run the metric's all-reduce on every rank and restrict only the logging to rank 0 "
+           "(scenarios/fix_rank0_logging.yaml)";
+  }
+  if (faults.count(FaultType::kUnusedParameters)) {
+    return "pass find_unused_parameters=True to DistributedDataParallel, or make every parameter take part in "
+           "the loss on every rank";
+  }
+  if (faults.count(FaultType::kCrash)) {
+    return "restart from the last checkpoint (torchrun --max-restarts); keep checkpoints frequent enough to bound "
+           "the lost work";
+  }
+  return "compare each rank's collective sequence (TORCH_DISTRIBUTED_DEBUG=DETAIL, or the flight recorder)";
+}
+
+}  // namespace
+
+std::vector<MisalignedPair> misaligned_pairs(const sim::RunSummary& summary) {
+  std::vector<MisalignedPair> out;
+  for (const sim::Misalignment& m : summary.misalignments) {
+    const std::size_t ref = majority(m.labels, [](const sim::OpLabel& l) { return std::make_tuple(l.tag, l.iteration, l.index); });
+    for (std::size_t p = 0; p < m.labels.size(); ++p) {
+      if (same_label(m.labels[p], m.labels[ref])) continue;
+      out.push_back(MisalignedPair{m.seq, m.ranks[p], op_name(m.labels[p]), static_cast<int>(m.labels[p].iteration),
+                                   m.ranks[ref], op_name(m.labels[ref]), static_cast<int>(m.labels[ref].iteration)});
+    }
+  }
+  return out;
+}
+
+std::optional<FailureReport> analyse_failure(const sim::RunSummary& summary, const std::vector<RankStatus>& ranks,
+                                             const FailureContext& context) {
+  const bool everyone_finished =
+      std::all_of(ranks.begin(), ranks.end(), [](const RankStatus& r) { return r.finished; });
+  if (everyone_finished && summary.crashes.empty() && !summary.watchdog_at) return std::nullopt;
+
+  FailureReport f;
+  std::map<int, const sim::Crash*> crashed;
+  for (const sim::Crash& c : summary.crashes) crashed.emplace(c.rank, &c);
+
+  // The earliest collective that did not complete (world group).
+  const sim::OpenCollective* open = nullptr;
+  for (const sim::OpenCollective& oc : summary.open) {
+    if (oc.group == sim::Engine::kWorld && (open == nullptr || oc.seq < open->seq)) open = &oc;
+  }
+  if (open != nullptr) {
+    f.sequence = open->seq;
+    std::vector<const sim::MemberState*> arrived;
+    for (const sim::MemberState& m : open->members) {
+      RankAtFailure r;
+      r.rank = m.rank;
+      const auto c = crashed.find(m.rank);
+      if (m.arrived) {
+        r.state = "issued";
+        r.op = describe_op(m.label);
+        r.collective = std::string(sim::to_string(m.collective.kind));
+        r.bytes = m.collective.bytes;
+        r.iteration = static_cast<int>(m.label.iteration);
+        if (static_cast<DdpTag>(m.label.tag) == DdpTag::kAllReduce) r.bucket = static_cast<int>(m.label.index);
+        if (m.collective.kind == sim::CollectiveKind::kAllReduce) r.dtype = "float32";
+        if (c == crashed.end()) arrived.push_back(&m);
+      }
+      if (c != crashed.end()) {
+        r.state = "crashed";
+        r.detail = c->second->message;
+      } else if (!m.arrived) {
+        const RankStatus& s = ranks[static_cast<std::size_t>(m.rank)];
+        r.state = s.finished ? "exited" : "elsewhere";
+        r.detail = s.finished ? fmt::format("left its loop after {} iterations and exited", s.iterations_run)
+                              : "has not reached this collective";
+      }
+      f.ranks.push_back(std::move(r));
+    }
+    if (!arrived.empty()) {
+      const std::size_t ref = majority(arrived, [](const sim::MemberState* m) {
+        return std::make_pair(m->collective.kind, m->collective.bytes);
+      });
+      for (const sim::MemberState* m : arrived) {
+        if (m->collective.kind == arrived[ref]->collective.kind && m->collective.bytes == arrived[ref]->collective.bytes) {
+          f.waiting_ranks.push_back(m->rank);
+        }
+      }
+    }
+    for (const sim::MemberState& m : open->members) {
+      if (std::find(f.waiting_ranks.begin(), f.waiting_ranks.end(), m.rank) == f.waiting_ranks.end()) {
+        f.missing_ranks.push_back(m.rank);
+      }
+    }
+  }
+
+  // The culprit: the rank whose collective sequence diverged first.
+  const std::vector<MisalignedPair> pairs = misaligned_pairs(summary);
+  if (!pairs.empty()) {
+    const MisalignedPair& p = pairs.front();
+    f.culprit_rank = p.rank;
+    f.reason = fmt::format(
+        "collective #{}: rank {} ran {} of iteration {} where rank {} ran {} of iteration {}: rank {}'s collective "
+        "sequence is shifted (it skipped or added collectives before #{}), and the ranks then disagree about how many "
+        "collectives remain",
+        p.sequence, p.rank, p.op, p.iteration, p.with_rank, p.with_op, p.with_iteration, p.rank, p.sequence);
+  } else if (open != nullptr && !f.missing_ranks.empty()) {
+    const int r = f.missing_ranks.front();
+    f.culprit_rank = r;
+    const RankAtFailure& at = *std::find_if(f.ranks.begin(), f.ranks.end(), [&](const RankAtFailure& x) { return x.rank == r; });
+    const RankAtFailure* other = nullptr;
+    for (const RankAtFailure& x : f.ranks) {
+      if (!f.waiting_ranks.empty() && x.rank == f.waiting_ranks.front()) other = &x;
+    }
+    const std::string others = other ? fmt::format("the others issued {} ({} bytes)", other->op, other->bytes) : "";
+    if (at.state == "issued") {
+      f.reason = fmt::format("collective #{}: rank {} issued {} ({} {} bytes) where {}", *f.sequence, r, at.op,
+                             at.collective, at.bytes, others);
+    } else {
+      f.reason = fmt::format("collective #{}: rank {} {}; {}", *f.sequence, r,
+                             at.state == "crashed" ? "crashed: " + at.detail : at.detail, others);
+    }
+  } else if (!summary.crashes.empty()) {
+    f.culprit_rank = summary.crashes.front().rank;
+    f.reason = fmt::format("rank {} crashed: {}", f.culprit_rank, summary.crashes.front().message);
+  }
+  if (f.culprit_rank >= 0) f.fix = fix_for(ranks[static_cast<std::size_t>(f.culprit_rank)].faults);
+
+  if (summary.watchdog_at) {
+    f.detected_at_ms = summary.watchdog_at->ms();
+    f.detection = fmt::format("{} watchdog: a rank waited {:g} s in collective #{}",
+                              context.backend == sim::Backend::kNccl ? "NCCL" : "gloo", context.watchdog.ms() / 1000,
+                              summary.watchdog_collective ? summary.watchdog_collective->second : 0);
+  } else if (!summary.crashes.empty()) {
+    f.detected_at_ms = summary.crashes.front().at.ms();
+    f.detection = "the error itself: the process raised and exited";
+  } else {
+    f.detection = "never: with no watchdog the job waits forever";
+  }
+  return f;
+}
+
+}  // namespace ddpsim::models

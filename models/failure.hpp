@@ -1,0 +1,73 @@
+#pragma once
+// The flight-recorder view of a broken run: the earliest collective that did
+// not complete, what each rank issued there or did instead, who waits, who is
+// missing, the culprit, and the fix.
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "models/faults.hpp"
+#include "sim/engine.hpp"
+
+namespace ddpsim::models {
+
+/// One rank at the failing collective.
+struct RankAtFailure {
+  int rank = 0;
+  std::string state;      ///< issued | crashed | exited | elsewhere
+  std::string op;         ///< what it issued there ("all_reduce bucket 0", "barrier after the loop")
+  std::string collective; ///< all_reduce | broadcast | barrier
+  std::int64_t bytes = 0;
+  std::string dtype;      ///< of the buffer, when known
+  int iteration = -1;
+  int bucket = -1;
+  std::string detail;     ///< what it does instead, or its error
+};
+
+struct FailureReport {
+  std::optional<std::uint64_t> sequence;  ///< the earliest collective sequence number that did not complete
+  std::vector<RankAtFailure> ranks;
+  std::vector<int> waiting_ranks;  ///< issued the most common (op, bytes) there and are blocked
+  std::vector<int> missing_ranks;  ///< all others
+  int culprit_rank = -1;
+  std::string reason;              ///< one line
+  std::string fix;                 ///< what to change in the training script
+  std::optional<double> detected_at_ms;
+  std::string detection;           ///< how it was detected (watchdog, gloo error, never)
+};
+
+/// Same op and size paired across different work: both sides complete, and
+/// rank's gradients of `iteration` are averaged with `with_rank`'s of `with_iteration`.
+struct MisalignedPair {
+  std::uint64_t sequence = 0;
+  int rank = 0;
+  std::string op;
+  int iteration = 0;
+  int with_rank = 0;
+  std::string with_op;
+  int with_iteration = 0;
+};
+
+/// What the analysis needs to know of each rank beyond the engine's summary.
+struct RankStatus {
+  int iterations_run = 0;       ///< loop iterations it started
+  bool finished = false;        ///< left the loop (and passed its final barrier, if any)
+  bool left_loop = false;       ///< left the loop; may be waiting in the final barrier
+  std::set<FaultType> faults;   ///< faults that fired on it
+};
+
+struct FailureContext {
+  sim::Backend backend = sim::Backend::kNccl;
+  sim::Time watchdog;
+};
+
+std::vector<MisalignedPair> misaligned_pairs(const sim::RunSummary& summary);
+
+/// None when every rank finished.
+std::optional<FailureReport> analyse_failure(const sim::RunSummary& summary, const std::vector<RankStatus>& ranks,
+                                             const FailureContext& context);
+
+}  // namespace ddpsim::models
