@@ -34,6 +34,9 @@ std::string op_name(sim::OpLabel label) {
     case DdpTag::kExtraCollective: return "extra collective";
     case DdpTag::kArtifact: return "rank 0 artifact write";
     case DdpTag::kFinalBarrier: return "barrier";
+    case DdpTag::kJoinCount: return "all_reduce Join count";
+    case DdpTag::kShadowAllReduce: return fmt::format("all_reduce bucket {} (Join shadow, zeros)", label.index);
+    case DdpTag::kShadowBroadcast: return "broadcast buffers (Join shadow)";
   }
   return "?";
 }
@@ -66,19 +69,23 @@ struct Plan {
   std::vector<Bucket> initial;
   std::optional<std::vector<Bucket>> rebuilt;
   std::optional<int> rebuild_at;
-  BackwardPlan initial_backward;
-  std::optional<BackwardPlan> rebuilt_backward;
-  bool crashes_on_unused;  // unused parameters without find_unused_parameters
+  int fewest_missing = 0;  // the smallest uneven_batches shortfall over ranks
 
-  explicit Plan(const DdpJob& j)
+  Plan(const DdpJob& j, int world_size)
       : job(j),
         initial(initial_buckets(j.model, j.ddp)),
         rebuilt(rebuilt_buckets(j.model, j.ddp)),
-        rebuild_at(rebuild_iteration(j.ddp)),
-        initial_backward(plan_backward(j.model, j.ddp, initial)),
-        crashes_on_unused(!j.ddp.unused_parameters.empty() && !j.ddp.find_unused_parameters && !j.ddp.static_graph) {
-    if (rebuilt) rebuilt_backward = plan_backward(j.model, j.ddp, *rebuilt);
+        rebuild_at(rebuild_iteration(j.ddp)) {
+    fewest_missing = j.iterations;
+    for (int r = 0; r < world_size; ++r) {
+      int fewer = 0;
+      for (const Fault& f : j.faults) {
+        if (f.type == FaultType::kUnevenBatches && f.has_rank(r)) fewer = std::max(fewer, f.fewer);
+      }
+      fewest_missing = std::min(fewest_missing, fewer);
+    }
   }
+
   // Backward cuts when some parameters get no gradient on a rank, by bucket table.
   const BackwardPlan& backward_with_unused(bool rebuilt_table, const std::vector<int>& unused) const {
     auto& cache = backward_cache[rebuilt_table ? 1 : 0];
@@ -103,6 +110,11 @@ struct Progress {
 // The training loop of one rank: a synchronous script, each iteration
 // issued when the previous one's last operation ends.
 class RankProgram final : public sim::Process {
+  struct Entry {
+    int g;  // global iteration (for a shadow: the others' iteration)
+    enum Kind { kIteration, kShadow, kJoinExit } kind;
+  };
+
  public:
   RankProgram(const Plan& plan, int rank, int world_size, std::uint64_t seed, Progress& progress)
       : plan_(plan), job_(plan.job), rank_(rank), world_size_(world_size), seed_(seed), progress_(progress) {
@@ -112,8 +124,14 @@ class RankProgram final : public sim::Process {
       if (f.type == FaultType::kUnevenBatches && f.has_rank(rank)) fewer = std::max(fewer, f.fewer);
     }
     if (fewer > 0) status().faults.insert(FaultType::kUnevenBatches);
+    // With Join, a rank out of data shadows the others' remaining iterations,
+    // then every rank's Join exit all-reduces the count of ranks not joined.
+    const int most = job_.iterations - plan.fewest_missing;
     for (int e = 0; e < job_.epochs; ++e) {
-      for (int i = 0; i < job_.iterations - fewer; ++i) loop_.push_back(e * job_.iterations + i);
+      for (int i = 0; i < job_.iterations - fewer; ++i) loop_.push_back({e * job_.iterations + i, Entry::kIteration});
+      if (!job_.join) continue;
+      for (int i = job_.iterations - fewer; i < most; ++i) loop_.push_back({e * job_.iterations + i, Entry::kShadow});
+      loop_.push_back({e * job_.iterations + most - 1, Entry::kJoinExit});
     }
   }
 
@@ -139,9 +157,12 @@ class RankProgram final : public sim::Process {
   void on_wake(sim::Engine& e, std::uint64_t token) override {
     const auto k = static_cast<std::size_t>(token);
     if (k < loop_.size()) {
-      const auto g = static_cast<std::size_t>(loop_[k]);
-      progress_.iteration_end[g] = sim::max(progress_.iteration_end[g], e.now());
-      ++progress_.finished_ranks[g];
+      // A shadowed iteration counts as done for this rank: it joined.
+      if (loop_[k].kind != Entry::kJoinExit) {
+        const auto g = static_cast<std::size_t>(loop_[k].g);
+        progress_.iteration_end[g] = sim::max(progress_.iteration_end[g], e.now());
+        ++progress_.finished_ranks[g];
+      }
       step(e, k + 1);
     } else {
       status().finished = true;
@@ -174,7 +195,11 @@ class RankProgram final : public sim::Process {
       e.wake_when_done(barrier, *this, k);
       return;
     }
-    const int g = loop_[k];
+    const int g = loop_[k].g;
+    if (loop_[k].kind != Entry::kIteration) {
+      e.wake_when_done(join_step(e, loop_[k]), *this, k);
+      return;
+    }
     if (!pending_unused_.empty()) {
       // PyTorch checks at the next forward that the previous reduction finished.
       std::string indices;
@@ -195,6 +220,33 @@ class RankProgram final : public sim::Process {
     ++status().iterations_run;
     const sim::OpRef last = run_iteration(e, g);
     e.wake_when_done(last, *this, k);
+  }
+
+  sim::OpRef join_count(sim::Engine& e, int g, std::optional<sim::OpRef> after) {
+    return e.enqueue_collective(rank_, sim::Engine::kWorld, {sim::CollectiveKind::kAllReduce, 4},
+                                label(DdpTag::kJoinCount, g), after);
+  }
+
+  // Join's hooks for a rank out of data: the count, then the collectives the
+  // others' iteration runs (buffer broadcast, one zero-filled all-reduce per bucket).
+  sim::OpRef join_step(sim::Engine& e, const Entry& entry) {
+    const ModelSpec& m = job_.model;
+    sim::OpRef last = join_count(e, entry.g, std::nullopt);
+    if (entry.kind == Entry::kJoinExit) return last;  // every rank's exit: not a shadow
+    ++shadows_;
+    if (job_.ddp.broadcast_buffers && m.buffer_bytes() > 0) {
+      last = e.enqueue_collective(rank_, sim::Engine::kWorld, {sim::CollectiveKind::kBroadcast, m.buffer_bytes()},
+                                  label(DdpTag::kShadowBroadcast, entry.g), last);
+      ++shadows_;
+    }
+    const std::vector<Bucket>& buckets = rebuilt_ ? *plan_.rebuilt : plan_.initial;
+    for (std::size_t b = 0; b < buckets.size(); ++b) {
+      last = e.enqueue_collective(rank_, sim::Engine::kWorld, {sim::CollectiveKind::kAllReduce, buckets[b].bytes},
+                                  label(DdpTag::kShadowAllReduce, entry.g, static_cast<int>(b)), last);
+      ++shadows_;
+    }
+    progress_.ranks[static_cast<std::size_t>(rank_)].shadow_collectives = shadows_;
+    return last;
   }
 
   double slowdown(int g, bool data) {
@@ -227,6 +279,8 @@ class RankProgram final : public sim::Process {
       sim::OpRef before_forward = e.enqueue(rank_, StreamKind::kHost, data_time, label(DdpTag::kData, g, micro),
                                             first_forward_ ? constructed_ : std::nullopt);
       first_forward_ = false;
+      // Join: each forward of a rank with data all-reduces the count of such ranks.
+      if (job_.join && micro == 0) before_forward = join_count(e, g, before_forward);
       if (micro == 0 && fires(FaultType::kSkipIteration, g)) return before_forward;  // `continue` before forward
       if (micro == 0 && plan_.rebuild_at && !rebuilt_ && syncing_backwards_ >= (ddp.static_graph ? 2 : 1)) {
         // sync_bucket_indices: the rebuilt index list, then the bucket sizes, from rank 0.
@@ -323,7 +377,8 @@ class RankProgram final : public sim::Process {
   int world_size_;
   std::uint64_t seed_;
   Progress& progress_;
-  std::vector<int> loop_;  // global iterations this rank runs
+  std::vector<Entry> loop_;  // what this rank's loop runs, in order
+  int shadows_ = 0;
   std::optional<sim::OpRef> constructed_;
   bool first_forward_ = true;
   bool rebuilt_ = false;
@@ -346,10 +401,8 @@ class Accounting final : public sim::Observer {
     if (r.is_collective) {
       if (tag == DdpTag::kInitBroadcast || tag == DdpTag::kFinalBarrier) return;  // outside the loop
       acc.busy.push_back({r.start, r.end});
-      if (measured) {
-        acc.collective += busy;
-        acc.wait += r.start - r.arrival;
-      }
+      acc.waiting.push_back({r.arrival, r.start});
+      if (measured) acc.collective += busy;
       if (tag == DdpTag::kAllReduce || tag == DdpTag::kUsedMap) {
         if (!acc.first_launch || r.arrival < *acc.first_launch) acc.first_launch = r.arrival;
         acc.comm_end = sim::max(acc.comm_end, r.end);
@@ -360,6 +413,7 @@ class Accounting final : public sim::Observer {
       if (measured) acc.data += busy;
       if (r.label.index == 0) {  // a new iteration
         acc.busy.clear();
+        acc.waiting.clear();
         acc.first_launch.reset();
         acc.comm_end = sim::Time{};
       }
@@ -367,14 +421,21 @@ class Accounting final : public sim::Observer {
     }
     if (measured) {
       acc.compute += busy;
-      // Exposed communication: while this op waited for a collective, the
-      // time that collective (or an earlier one) was executing. Waiting for
-      // other ranks to arrive, or for data, is not communication.
+      // While this op sat waiting for a collective: the time a collective was
+      // executing is exposed communication; the time one waited for other
+      // ranks to arrive is wait. Both on the critical path only: what
+      // backward hid costs nothing. Waiting for data is neither.
       if (r.after && r.after->stream % sim::kStreamsPerRank == static_cast<std::uint32_t>(sim::StreamKind::kComm)) {
-        for (const auto& [from, to] : acc.busy) {
-          const sim::Time lo = sim::max(from, r.ready), hi = sim::min(to, r.start);
-          if (lo < hi) acc.exposed += hi - lo;
-        }
+        const auto overlap = [&](const std::vector<std::pair<sim::Time, sim::Time>>& spans) {
+          sim::Time sum;
+          for (const auto& [from, to] : spans) {
+            const sim::Time lo = sim::max(from, r.ready), hi = sim::min(to, r.start);
+            if (lo < hi) sum += hi - lo;
+          }
+          return sum;
+        };
+        acc.exposed += overlap(acc.busy);
+        acc.wait += overlap(acc.waiting);
       }
     }
     switch (tag) {
@@ -439,7 +500,8 @@ class Accounting final : public sim::Observer {
     sim::Time data, compute, collective, exposed, wait;
     sim::Time forward_compute, backward_compute, backward_comm, overlap;
     // This iteration so far:
-    std::vector<std::pair<sim::Time, sim::Time>> busy;  // collectives' (start, end)
+    std::vector<std::pair<sim::Time, sim::Time>> busy;     // collectives' (start, end)
+    std::vector<std::pair<sim::Time, sim::Time>> waiting;  // collectives' (arrival, start)
     sim::Time forward_start, backward_start, backward_end, comm_end;
     std::optional<sim::Time> first_launch;
   };
@@ -461,7 +523,7 @@ RunResult simulate_ddp(const DdpJob& job, int world_size, std::uint64_t seed, si
       job.model.backward.size() != job.model.parameters.size()) {
     throw std::invalid_argument("model: parameters, ready order and per-parameter times disagree in length");
   }
-  const Plan plan(job);
+  const Plan plan(job, world_size);
   NetworkParams net = job.network;
   // A ring crosses every link: one slow link slows every collective of a group that contains it.
   double link_factor = 1;
@@ -503,7 +565,10 @@ RunResult simulate_ddp(const DdpJob& job, int world_size, std::uint64_t seed, si
   out.blocked = summary.blocked;
   out.misalignments = misaligned_pairs(summary);
   out.failure = analyse_failure(summary, progress.ranks, FailureContext{job.backend, job.watchdog_timeout});
-  for (const RankStatus& s : progress.ranks) out.iterations_run.push_back(s.iterations_run);
+  for (const RankStatus& s : progress.ranks) {
+    out.iterations_run.push_back(s.iterations_run);
+    out.shadow_collectives.push_back(s.shadow_collectives);
+  }
   out.global_batch = static_cast<std::int64_t>(job.local_batch_size) * world_size * job.ddp.gradient_accumulation;
   out.events = summary.events;
   out.rank_ops = summary.rank_ops;

@@ -30,6 +30,7 @@ struct DdpJob {
   int local_batch_size = 32;
   bool final_barrier = true;  ///< every rank runs dist.barrier() after its loop
   bool agree_on_skip = false; ///< all-reduce a skip flag after forward; a skip then happens on every rank
+  bool join = false;          ///< each epoch's loop runs inside torch.distributed.algorithms.Join
   NetworkParams network;
   StragglerModel straggler;
   std::vector<Fault> faults;
@@ -52,7 +53,7 @@ struct RankStats {
   double compute_ms = 0;       ///< forward + backward + optimizer (+ graph traversal)
   double collective_ms = 0;    ///< collective execution, overlapped or not
   double exposed_comm_ms = 0;  ///< compute stream idle while a collective executed
-  double wait_ms = 0;          ///< in collectives, waiting for the other ranks to arrive
+  double wait_ms = 0;          ///< compute stream idle while a collective waited for other ranks
   // DDP's own timing fields (_get_ddp_logging_data), for the syncing micro-step:
   double forward_compute_ms = 0;       ///< forward start -> backward start
   double backward_compute_ms = 0;      ///< backward start -> end of backward compute
@@ -80,6 +81,7 @@ struct RunResult {
   std::optional<FailureReport> failure; ///< the earliest collective that did not complete, and why
   std::vector<MisalignedPair> misalignments;  ///< silently mismatched pairs
   std::vector<int> iterations_run;      ///< per rank: loop iterations started
+  std::vector<int> shadow_collectives;  ///< per rank: collectives Join issued for it after it ran out of data
   std::uint64_t events = 0;
   std::uint64_t rank_ops = 0;
   sim::Time end;
@@ -103,6 +105,9 @@ enum class DdpTag : std::uint32_t {
   kExtraCollective,   ///< a fault: one more collective on some ranks
   kArtifact,          ///< rank 0 writing logs or a checkpoint
   kFinalBarrier,      ///< dist.barrier() after the loop
+  kJoinCount,         ///< Join: all-reduce counting the ranks not yet joined
+  kShadowAllReduce,   ///< Join: a joined rank's zero-filled all-reduce for a bucket
+  kShadowBroadcast,   ///< Join: a joined rank's buffer broadcast
 };
 /// "forward", "all_reduce bucket 2", ...
 std::string op_name(sim::OpLabel label);

@@ -11,8 +11,17 @@
 namespace ddpsim::models {
 namespace {
 
+// Join's shadow collectives stand for the real ones they pair with.
+std::uint32_t paired_tag(std::uint32_t tag) {
+  switch (static_cast<DdpTag>(tag)) {
+    case DdpTag::kShadowAllReduce: return static_cast<std::uint32_t>(DdpTag::kAllReduce);
+    case DdpTag::kShadowBroadcast: return static_cast<std::uint32_t>(DdpTag::kBufferBroadcast);
+    default: return tag;
+  }
+}
+
 bool same_label(const sim::OpLabel& a, const sim::OpLabel& b) {
-  return a.tag == b.tag && a.iteration == b.iteration && a.index == b.index;
+  return paired_tag(a.tag) == paired_tag(b.tag) && a.iteration == b.iteration && a.index == b.index;
 }
 
 // The most common value among `items` (ties: the earliest item's), by `key`.
@@ -62,7 +71,8 @@ std::string fix_for(const std::set<FaultType>& faults) {
 std::vector<MisalignedPair> misaligned_pairs(const sim::RunSummary& summary) {
   std::vector<MisalignedPair> out;
   for (const sim::Misalignment& m : summary.misalignments) {
-    const std::size_t ref = majority(m.labels, [](const sim::OpLabel& l) { return std::make_tuple(l.tag, l.iteration, l.index); });
+    const std::size_t ref =
+        majority(m.labels, [](const sim::OpLabel& l) { return std::make_tuple(paired_tag(l.tag), l.iteration, l.index); });
     for (std::size_t p = 0; p < m.labels.size(); ++p) {
       if (same_label(m.labels[p], m.labels[ref])) continue;
       out.push_back(MisalignedPair{m.seq, m.ranks[p], op_name(m.labels[p]), static_cast<int>(m.labels[p].iteration),
@@ -152,11 +162,12 @@ std::optional<FailureReport> analyse_failure(const sim::RunSummary& summary, con
     }
     const std::string others = other ? fmt::format("the others issued {} ({} bytes)", other->op, other->bytes) : "";
     if (at.state == "issued") {
-      f.reason = fmt::format("collective #{}: rank {} issued {} ({} {} bytes) where {}", *f.sequence, r, at.op,
-                             at.collective, at.bytes, others);
+      f.reason = fmt::format("collective #{}: rank {} issued {} ({} {} bytes){}{}", *f.sequence, r, at.op,
+                             at.collective, at.bytes, others.empty() ? "" : " where ", others);
     } else {
-      f.reason = fmt::format("collective #{}: rank {} {}; {}", *f.sequence, r,
-                             at.state == "crashed" ? "crashed: " + at.detail : at.detail, others);
+      f.reason = fmt::format("collective #{}: rank {} {}{}{}", *f.sequence, r,
+                             at.state == "crashed" ? "crashed: " + at.detail : at.detail, others.empty() ? "" : "; ",
+                             others);
     }
   } else if (!summary.crashes.empty()) {
     f.culprit_rank = summary.crashes.front().rank;

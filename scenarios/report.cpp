@@ -197,8 +197,10 @@ void write_sampler_audit(std::ostream& out, const models::SamplerAudit& a, bool 
 
 void write_table(std::ostream& out, const Scenario& scenario, const SweepResult& result) {
   const models::DdpJob& job = scenario.job;
-  fmt::print(out, "{}: analytic engine, seed {}, {} iterations ({} warm-up)\n\n", scenario.name, scenario.seed,
-             job.iterations, job.warmup_iterations);
+  const std::string iterations = job.epochs == 1 ? fmt::format("{} iterations", job.iterations)
+                                                 : fmt::format("{} epochs x {} iterations", job.epochs, job.iterations);
+  fmt::print(out, "{}: analytic engine{}, seed {}, {} ({} warm-up)\n\n", scenario.name,
+             job.backend == sim::Backend::kGloo ? " (gloo)" : "", scenario.seed, iterations, job.warmup_iterations);
   if (result.bucket_sweep) fmt::print(out, "{:<11}", "bucket_mb");
   fmt::print(out, "{:<9}{:<9}{:<9}{}\n", "workers", "step_ms", "speedup", "efficiency");
   // 0.1 ms resolution, as the seed's table; finer when some step is under 10 ms.
@@ -217,8 +219,8 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
     fmt::print(out, "\n");
   }
   if (!result.baseline_in_sweep && !result.rows.empty() && result.rows.front().baseline_ms) {
-    fmt::print(out, "\nspeedup = W * t1 / tW, with t1 simulated at W=1{}: {:.1f} ms\n",
-               result.bucket_sweep ? " (first bucket cap)" : "", *result.rows.front().baseline_ms);
+    fmt::print(out, "\nspeedup = W * t1 / tW, with t1 simulated at W=1{}: {:.{}f} ms\n",
+               result.bucket_sweep ? " (first bucket cap)" : "", *result.rows.front().baseline_ms, digits);
   }
   for (const SweepRow& row : result.rows) {
     if (row.run.failure || !row.run.misalignments.empty()) write_failure(out, row.run);
@@ -308,6 +310,7 @@ std::string to_json(const Scenario& scenario, const SweepResult& result) {
     }
     run["misalignments"] = std::move(misaligned);
     run["iterations_run"] = r.iterations_run;
+    run["shadow_collectives"] = r.shadow_collectives;
     run["buckets"] = buckets;
     if (row.sampler) run["sampler"] = sampler_json(*row.sampler);
     runs.push_back(std::move(run));

@@ -653,6 +653,93 @@ models::DdpConfig read_ddp(const Section& top, const models::ModelSpec& model, s
   return ddp;
 }
 
+// ---- faults ---------------------------------------------------------------
+
+std::vector<models::Fault> read_faults(const Section& top, const models::DdpJob& job, int smallest_world) {
+  std::vector<models::Fault> out;
+  const std::vector<YAML::Node> items = top.sequence("faults");
+  const int total = job.total_iterations();
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const Section f = top.item(items[i], fmt::format("faults[{}]", i),
+                               {"type", "rank", "iteration", "fewer", "op", "bytes", "parameters", "factor",
+                                "from_iteration", "to_iteration", "target", "duration_ms", "every", "at_ms"});
+    models::Fault fault;
+    const std::string type = f.choice("type", {"skip_backward", "skip_iteration", "uneven_batches", "extra_collective",
+                                               "unused_parameters", "slowdown", "slow_link", "rank0_artifact", "crash"},
+                                      std::nullopt);
+    const std::vector<std::string_view> keys_of_type =
+        type == "skip_backward" || type == "skip_iteration" ? std::vector<std::string_view>{"rank", "iteration"}
+        : type == "uneven_batches"                          ? std::vector<std::string_view>{"rank", "fewer"}
+        : type == "extra_collective" ? std::vector<std::string_view>{"rank", "iteration", "op", "bytes"}
+        : type == "unused_parameters" ? std::vector<std::string_view>{"rank", "iteration", "parameters"}
+        : type == "slowdown" ? std::vector<std::string_view>{"rank", "factor", "from_iteration", "to_iteration", "target"}
+        : type == "slow_link" ? std::vector<std::string_view>{"rank", "factor"}
+        : type == "rank0_artifact" ? std::vector<std::string_view>{"iteration", "every", "duration_ms"}
+                                   : std::vector<std::string_view>{"rank", "iteration", "at_ms"};
+    for (std::string_view k : {"rank", "iteration", "fewer", "op", "bytes", "parameters", "factor", "from_iteration",
+                               "to_iteration", "target", "duration_ms", "every", "at_ms"}) {
+      if (std::find(keys_of_type.begin(), keys_of_type.end(), k) == keys_of_type.end()) {
+        f.forbid(k, fmt::format("does not apply to a {} fault (it takes {})", type, join(keys_of_type)));
+      }
+    }
+    if (type == "rank0_artifact") {
+      fault.ranks = {0};
+    } else {
+      if (!f.has("rank")) f.missing("rank", fmt::format("a rank from 0 to {}, or a list of them", smallest_world - 1));
+      for (std::int64_t r : f.integer_or_list("rank", 0, smallest_world - 1)) fault.ranks.push_back(static_cast<int>(r));
+    }
+    const auto iteration = [&](std::string_view key, std::optional<std::int64_t> fallback) {
+      return static_cast<int>(f.integer(key, 0, total - 1, fallback));
+    };
+    if (type == "skip_backward") {
+      fault.type = models::FaultType::kSkipBackward;
+      fault.iteration = iteration("iteration", std::nullopt);
+    } else if (type == "skip_iteration") {
+      fault.type = models::FaultType::kSkipIteration;
+      fault.iteration = iteration("iteration", std::nullopt);
+    } else if (type == "uneven_batches") {
+      fault.type = models::FaultType::kUnevenBatches;
+      fault.fewer = static_cast<int>(f.integer("fewer", 1, job.iterations - 1, std::nullopt));
+    } else if (type == "extra_collective") {
+      fault.type = models::FaultType::kExtraCollective;
+      fault.iteration = iteration("iteration", std::nullopt);
+      const std::string op = f.choice("op", {"all_reduce", "broadcast", "barrier"}, "all_reduce");
+      fault.collective.kind = op == "all_reduce" ? sim::CollectiveKind::kAllReduce
+                              : op == "broadcast" ? sim::CollectiveKind::kBroadcast
+                                                  : sim::CollectiveKind::kBarrier;
+      fault.collective.bytes = f.integer("bytes", 0, std::int64_t{1} << 40, 4);
+    } else if (type == "unused_parameters") {
+      fault.type = models::FaultType::kUnusedParameters;
+      fault.iteration = iteration("iteration", std::nullopt);
+      if (!f.has("parameters")) f.missing("parameters", "the names of the parameters without gradient");
+      fault.parameters = ParamIndex(job.model.parameters).list(f, "parameters", true);
+    } else if (type == "slowdown") {
+      fault.type = models::FaultType::kSlowdown;
+      fault.factor = f.number("factor", 0, true, 1e6, std::nullopt, "times slower");
+      fault.iteration = iteration("from_iteration", 0);
+      fault.until_iteration = iteration("to_iteration", total - 1);
+      if (fault.until_iteration < fault.iteration) f.fail_value("to_iteration", "expected >= from_iteration");
+      fault.data = f.choice("target", {"compute", "data"}, "compute") == "data";
+    } else if (type == "slow_link") {
+      fault.type = models::FaultType::kSlowLink;
+      fault.factor = f.number("factor", 1, false, 1e6, std::nullopt, "bandwidth divided by");
+    } else if (type == "rank0_artifact") {
+      fault.type = models::FaultType::kRank0Artifact;
+      if (f.has("iteration") == f.has("every")) f.fail(f.has("every") ? "every" : "type", "expected exactly one of iteration, every");
+      if (f.has("iteration")) fault.iteration = iteration("iteration", std::nullopt);
+      if (f.has("every")) fault.every = static_cast<int>(f.integer("every", 1, total, std::nullopt));
+      fault.duration = f.millis("duration_ms", std::nullopt);
+    } else {
+      fault.type = models::FaultType::kCrash;
+      if (f.has("iteration") == f.has("at_ms")) f.fail(f.has("at_ms") ? "at_ms" : "type", "expected exactly one of iteration, at_ms");
+      if (f.has("iteration")) fault.iteration = iteration("iteration", std::nullopt);
+      if (f.has("at_ms")) fault.at = f.millis("at_ms", std::nullopt);
+    }
+    out.push_back(std::move(fault));
+  }
+  return out;
+}
+
 }  // namespace
 
 Scenario parse_scenario(std::string_view text, const std::string& source) {
@@ -661,7 +748,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   const Reader reader(source);
   const Section top(reader, root, "", Location{source, 1, 1},
                     {"name", "description", "seed", "engine", "world_size", "training", "model", "device", "ddp",
-                     "data", "collective", "straggler"});
+                     "data", "collective", "watchdog", "straggler", "faults"});
   Scenario out;
   out.source = source;
   out.name = top.text("name", stem_of(source));
@@ -671,11 +758,16 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   for (std::int64_t w : top.integer_or_list("world_size", 1, kMaxWorldSize)) out.world_sizes.push_back(static_cast<int>(w));
 
   models::DdpJob& job = out.job;
-  const Section training = top.child("training", {"iterations", "warmup_iterations", "local_batch_size"});
+  const Section training = top.child("training", {"iterations", "epochs", "warmup_iterations", "local_batch_size",
+                                                  "final_barrier", "agree_on_skip", "join"});
   job.iterations = static_cast<int>(training.integer("iterations", 1, 10'000'000, 10));
-  job.warmup_iterations =
-      static_cast<int>(training.integer("warmup_iterations", 0, job.iterations - 1, std::min(2, job.iterations - 1)));
+  job.epochs = static_cast<int>(training.integer("epochs", 1, 10'000'000 / job.iterations, 1));
+  const int total = job.total_iterations();
+  job.warmup_iterations = static_cast<int>(training.integer("warmup_iterations", 0, total - 1, std::min(2, total - 1)));
   job.local_batch_size = static_cast<int>(training.integer("local_batch_size", 1, 1 << 24, 32));
+  job.final_barrier = training.boolean("final_barrier", true);
+  job.agree_on_skip = training.boolean("agree_on_skip", false);
+  job.join = training.boolean("join", false);
 
   job.model = read_model(top, out.model_description);
   job.ddp = read_ddp(top, job.model, out.bucket_caps_mb);
@@ -694,15 +786,22 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
     for (auto k : {"shuffle", "drop_last", "set_epoch", "epochs"}) data.forbid(k, "needs data.dataset_size");
   }
 
-  const Section coll = top.child("collective", {"algorithm", "latency_us", "bandwidth_GBps", "launch_overhead_us"});
+  const Section coll =
+      top.child("collective", {"backend", "algorithm", "latency_us", "bandwidth_GBps", "launch_overhead_us"});
   if (!top.has("collective")) top.missing("collective", "a mapping with latency_us and bandwidth_GBps");
   coll.choice("algorithm", {"ring"}, "ring");
+  const bool gloo = coll.choice("backend", {"nccl", "gloo"}, "nccl") == "gloo";
+  job.backend = gloo ? sim::Backend::kGloo : sim::Backend::kNccl;
+  // PyTorch's defaults: 10 minutes for NCCL process groups, 30 for gloo.
+  const Section watchdog = top.child("watchdog", {"timeout_s"});
+  job.watchdog_timeout = Time::from_ms(1000 * watchdog.number("timeout_s", 0, false, 1e7, gloo ? 1800.0 : 600.0, "seconds; 0 disables"));
   job.network.latency = coll.micros("latency_us", std::nullopt);
   job.network.bandwidth_GBps = coll.number("bandwidth_GBps", 0, true, 1e6, std::nullopt, "GB/s, 1 GB = 1e9 bytes");
   job.network.launch_overhead = coll.micros("launch_overhead_us", 0.0);
 
   job.straggler = read_straggler(
       top.child("straggler", {"model", "penalty_ms", "rank", "distribution", "mean_ms", "max_ms"}), out.world_sizes);
+  job.faults = read_faults(top, job, *std::min_element(out.world_sizes.begin(), out.world_sizes.end()));
   return out;
 }
 

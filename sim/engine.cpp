@@ -294,7 +294,8 @@ struct Engine::Impl {
     push(now + duration, EventKind::kCollectiveDone, gid, seq);
   }
 
-  void crash(int rank, const std::string& message) {
+  // `origin`: the rank whose death this one follows (gloo), or -1.
+  void crash(int rank, const std::string& message, int origin = -1) {
     auto& d = dead[static_cast<std::size_t>(rank)];
     if (d) return;
     d = 1;
@@ -316,7 +317,8 @@ struct Engine::Impl {
         }
       }
     }
-    for (int r : peers) crash(r, fmt::format("RuntimeError: [gloo] Connection closed by peer (rank {} exited)", rank));
+    const int first = origin < 0 ? rank : origin;
+    for (int r : peers) crash(r, fmt::format("RuntimeError: [gloo] Connection closed by peer (rank {} exited)", first), first);
   }
 
   // Ends the head op of stream s, which started at `start`.
