@@ -175,14 +175,16 @@ std::optional<FailureReport> analyse_failure(const sim::RunSummary& summary, con
   }
   if (f.culprit_rank >= 0) f.fix = fix_for(ranks[static_cast<std::size_t>(f.culprit_rank)].faults);
 
-  if (summary.watchdog_at) {
+  // The earliest sign: a process exiting with an error (the launcher sees it
+  // at once), else the watchdog.
+  if (!summary.crashes.empty() && (!summary.watchdog_at || summary.crashes.front().at <= *summary.watchdog_at)) {
+    f.detected_at_ms = summary.crashes.front().at.ms();
+    f.detection = "the error itself: the process raised and exited";
+  } else if (summary.watchdog_at) {
     f.detected_at_ms = summary.watchdog_at->ms();
     f.detection = fmt::format("{} watchdog: a rank waited {:g} s in collective #{}",
                               context.backend == sim::Backend::kNccl ? "NCCL" : "gloo", context.watchdog.ms() / 1000,
                               summary.watchdog_collective ? summary.watchdog_collective->second : 0);
-  } else if (!summary.crashes.empty()) {
-    f.detected_at_ms = summary.crashes.front().at.ms();
-    f.detection = "the error itself: the process raised and exited";
   } else {
     f.detection = "never: with no watchdog the job waits forever";
   }
