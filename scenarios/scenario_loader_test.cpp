@@ -335,3 +335,57 @@ ddp:
               .find("key 'data.epochs': needs data.dataset_size") != std::string::npos);
   }
 }
+
+TEST_CASE("faults, epochs, backend and watchdog keys") {
+  const std::string base = R"(world_size: [2, 4]
+training: {iterations: 4, epochs: 2}
+model: {gradient_bytes: 36, forward_ms: 1, backward_ms: 2}
+collective: {latency_us: 5, bandwidth_GBps: 10}
+)";
+  SUBCASE("valid faults") {
+    const auto s = parse_scenario(base + R"(faults:
+  - {type: skip_backward, rank: 1, iteration: 7}
+  - {type: uneven_batches, rank: [0, 1], fewer: 1}
+  - {type: extra_collective, rank: 0, iteration: 2}
+  - {type: slowdown, rank: 1, factor: 1.5, from_iteration: 2, target: data}
+  - {type: rank0_artifact, every: 4, duration_ms: 20}
+  - {type: crash, rank: 1, at_ms: 1000}
+)",
+                                  "s.yaml");
+    REQUIRE(s.job.faults.size() == 6);
+    CHECK(s.job.epochs == 2);
+    CHECK(s.job.faults[1].ranks == std::vector<int>{0, 1});
+    CHECK(s.job.faults[2].collective.bytes == 4);
+    CHECK(s.job.faults[3].data);
+    CHECK(s.job.faults[3].until_iteration == 7);
+    CHECK(s.job.faults[4].ranks == std::vector<int>{0});
+    CHECK(s.job.faults[5].at == sim::Time::from_ms(1000));
+    CHECK(s.job.watchdog_timeout == sim::Time::from_ms(600'000));
+  }
+  SUBCASE("gloo's watchdog default is 30 minutes") {
+    const auto s = parse_scenario(replace(base, "latency_us: 5", "backend: gloo, latency_us: 5"), "s.yaml");
+    CHECK(s.job.backend == sim::Backend::kGloo);
+    CHECK(s.job.watchdog_timeout == sim::Time::from_ms(1'800'000));
+  }
+  SUBCASE("a rank outside the smallest world") {
+    CHECK(error_of(base + "faults: [{type: skip_backward, rank: 2, iteration: 1}]\n")
+              .find("key 'faults[0].rank': value '2': expected an integer from 0 to 1") != std::string::npos);
+  }
+  SUBCASE("an iteration past the end") {
+    CHECK(error_of(base + "faults: [{type: skip_backward, rank: 1, iteration: 8}]\n")
+              .find("expected an integer from 0 to 7") != std::string::npos);
+  }
+  SUBCASE("a key of another fault type") {
+    CHECK(error_of(base + "faults: [{type: skip_backward, rank: 1, iteration: 1, fewer: 2}]\n")
+              .find("key 'faults[0].fewer': does not apply to a skip_backward fault (it takes rank, iteration)") !=
+          std::string::npos);
+  }
+  SUBCASE("an unknown fault type") {
+    CHECK(error_of(base + "faults: [{type: skip_forward, rank: 1}]\n").find("expected one of: skip_backward") !=
+          std::string::npos);
+  }
+  SUBCASE("a crash needs exactly one of iteration and at_ms") {
+    CHECK(error_of(base + "faults: [{type: crash, rank: 1}]\n").find("expected exactly one of iteration, at_ms") !=
+          std::string::npos);
+  }
+}
