@@ -38,11 +38,19 @@ sim::Time ring_broadcast_time(const NetworkParams& net, std::int64_t bytes, int 
   return net.launch_overhead + sim::Time::ns(steps * net.latency.count_ns()) + transfer(net, bytes, 1, 1);
 }
 
+sim::Time ring_all_gather_time(const NetworkParams& net, std::int64_t bytes, int world_size) {
+  check(net, bytes, world_size);
+  const std::int64_t steps = world_size - 1;
+  return net.launch_overhead + sim::Time::ns(steps * net.latency.count_ns()) +
+         transfer(net, bytes, static_cast<double>(steps), static_cast<double>(world_size));
+}
+
 sim::Time collective_time(const NetworkParams& net, const sim::Collective& c, int world_size) {
   switch (c.kind) {
     case sim::CollectiveKind::kAllReduce: return ring_all_reduce_time(net, c.bytes, world_size);
     case sim::CollectiveKind::kBroadcast: return ring_broadcast_time(net, c.bytes, world_size);
     case sim::CollectiveKind::kBarrier: return ring_all_reduce_time(net, 4, world_size);
+    case sim::CollectiveKind::kAllGather: return ring_all_gather_time(net, c.bytes, world_size);
   }
   throw std::logic_error("unknown collective kind");
 }

@@ -56,6 +56,10 @@ ModelSpec block_model(sim::Time forward, sim::Time backward, sim::Time optimizer
 
 namespace {
 
+// TORCH_DISTRIBUTED_DEBUG=DETAIL's per-rank fingerprint: op type, sequence
+// number, and the shapes and dtypes of a few tensors, serialised as int64s.
+constexpr std::int64_t kFingerprintBytes = 64;
+
 // Construction broadcasts parameters and buffers in chunks of this size.
 constexpr std::int64_t kInitBroadcastChunk = 250 * kMiB;
 
@@ -535,7 +539,7 @@ RunResult simulate_ddp(const DdpJob& job, int world_size, std::uint64_t seed, si
   }
   net.bandwidth_GBps /= link_factor;
   sim::Engine engine(world_size, [net](const sim::Collective& c, int n) { return collective_time(net, c, n); },
-                     sim::EngineOptions{job.backend, job.watchdog_timeout});
+                     sim::EngineOptions{job.backend, job.watchdog_timeout, job.fingerprint ? kFingerprintBytes : 0});
   Accounting accounting(world_size, job.warmup_iterations, job.ddp.gradient_accumulation);
   engine.add_observer(accounting);
   if (trace != nullptr) engine.add_observer(*trace);

@@ -92,6 +92,9 @@ std::optional<FailureReport> analyse_failure(const sim::RunSummary& summary, con
   std::map<int, const sim::Crash*> crashed;
   for (const sim::Crash& c : summary.crashes) crashed.emplace(c.rank, &c);
 
+  int odd_one = -1;  // the first rank outside the majority at the failing collective
+  std::vector<int> majority_ranks;  // issued the most common (op, bytes) there, crashed or not
+
   // The earliest collective that did not complete (world group).
   const sim::OpenCollective* open = nullptr;
   for (const sim::OpenCollective& oc : summary.open) {
@@ -112,7 +115,7 @@ std::optional<FailureReport> analyse_failure(const sim::RunSummary& summary, con
         r.iteration = static_cast<int>(m.label.iteration);
         if (static_cast<DdpTag>(m.label.tag) == DdpTag::kAllReduce) r.bucket = static_cast<int>(m.label.index);
         if (m.collective.kind == sim::CollectiveKind::kAllReduce) r.dtype = "float32";
-        if (c == crashed.end()) arrived.push_back(&m);
+        arrived.push_back(&m);
       }
       if (c != crashed.end()) {
         r.state = "crashed";
@@ -131,13 +134,17 @@ std::optional<FailureReport> analyse_failure(const sim::RunSummary& summary, con
       });
       for (const sim::MemberState* m : arrived) {
         if (m->collective.kind == arrived[ref]->collective.kind && m->collective.bytes == arrived[ref]->collective.bytes) {
-          f.waiting_ranks.push_back(m->rank);
+          majority_ranks.push_back(m->rank);
+          if (!crashed.count(m->rank)) f.waiting_ranks.push_back(m->rank);
         }
       }
     }
     for (const sim::MemberState& m : open->members) {
       if (std::find(f.waiting_ranks.begin(), f.waiting_ranks.end(), m.rank) == f.waiting_ranks.end()) {
         f.missing_ranks.push_back(m.rank);
+      }
+      if (odd_one < 0 && std::find(majority_ranks.begin(), majority_ranks.end(), m.rank) == majority_ranks.end()) {
+        odd_one = m.rank;
       }
     }
   }
@@ -152,13 +159,13 @@ std::optional<FailureReport> analyse_failure(const sim::RunSummary& summary, con
         "sequence is shifted (it skipped or added collectives before #{}), and the ranks then disagree about how many "
         "collectives remain",
         p.sequence, p.rank, p.op, p.iteration, p.with_rank, p.with_op, p.with_iteration, p.rank, p.sequence);
-  } else if (open != nullptr && !f.missing_ranks.empty()) {
-    const int r = f.missing_ranks.front();
+  } else if (open != nullptr && (odd_one >= 0 || !f.missing_ranks.empty())) {
+    const int r = odd_one >= 0 ? odd_one : f.missing_ranks.front();
     f.culprit_rank = r;
     const RankAtFailure& at = *std::find_if(f.ranks.begin(), f.ranks.end(), [&](const RankAtFailure& x) { return x.rank == r; });
     const RankAtFailure* other = nullptr;
     for (const RankAtFailure& x : f.ranks) {
-      if (!f.waiting_ranks.empty() && x.rank == f.waiting_ranks.front()) other = &x;
+      if (!majority_ranks.empty() && x.rank == majority_ranks.front() && x.rank != r) other = &x;
     }
     const std::string others = other ? fmt::format("the others issued {} ({} bytes)", other->op, other->bytes) : "";
     if (at.state == "issued") {

@@ -181,3 +181,20 @@ TEST_CASE("rank 0 writing an artifact makes the others wait at the next collecti
   CHECK(r.ranks[0].wait_ms == doctest::Approx(0));
   CHECK(r.ranks[1].wait_ms * 7 == doctest::Approx(50));  // one 50 ms wait over 7 measured iterations
 }
+
+TEST_CASE("debug fingerprints: fail at the first divergent collective, at a priced cost") {
+  auto job = seed_job();
+  job.fingerprint = true;
+  const double clean = *models::simulate_ddp(seed_job(), 4, 0).step_ms;
+  const double checked = *models::simulate_ddp(job, 4, 0).step_ms;
+  // One extra all-gather of 4 x 64 bytes per collective: 10 us launch + 3 x 5 us + 192 B at 100 GB/s.
+  CHECK(checked - clean == doctest::Approx(0.010 + 0.015 + 0.00192).epsilon(0.01));
+  job.faults = {fault(FaultType::kSkipBackward, {1}, 3)};
+  const auto r = models::simulate_ddp(job, 4, 0);
+  CHECK(r.outcome == models::Outcome::kCrash);
+  REQUIRE(r.errors.size() == 4);
+  CHECK(r.errors[0].message.find("Detected mismatch between collectives on ranks") != std::string::npos);
+  CHECK(r.errors[0].message.find("OpType=barrier") != std::string::npos);
+  CHECK(*r.failure->detected_at_ms < 1000);  // at once, not after the 600 s watchdog
+  CHECK(r.failure->culprit_rank == 1);
+}

@@ -748,7 +748,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   const Reader reader(source);
   const Section top(reader, root, "", Location{source, 1, 1},
                     {"name", "description", "seed", "engine", "world_size", "training", "model", "device", "ddp",
-                     "data", "collective", "watchdog", "straggler", "faults"});
+                     "data", "collective", "watchdog", "debug", "straggler", "faults"});
   Scenario out;
   out.source = source;
   out.name = top.text("name", stem_of(source));
@@ -799,6 +799,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   job.network.bandwidth_GBps = coll.number("bandwidth_GBps", 0, true, 1e6, std::nullopt, "GB/s, 1 GB = 1e9 bytes");
   job.network.launch_overhead = coll.micros("launch_overhead_us", 0.0);
 
+  job.fingerprint = top.child("debug", {"fingerprint"}).boolean("fingerprint", false);
   job.straggler = read_straggler(
       top.child("straggler", {"model", "penalty_ms", "rank", "distribution", "mean_ms", "max_ms"}), out.world_sizes);
   job.faults = read_faults(top, job, *std::min_element(out.world_sizes.begin(), out.world_sizes.end()));

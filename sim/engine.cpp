@@ -26,6 +26,7 @@ std::string_view to_string(CollectiveKind kind) {
     case CollectiveKind::kAllReduce: return "all_reduce";
     case CollectiveKind::kBroadcast: return "broadcast";
     case CollectiveKind::kBarrier: return "barrier";
+    case CollectiveKind::kAllGather: return "all_gather";
   }
   return "?";
 }
@@ -253,6 +254,26 @@ struct Engine::Impl {
       if (c.kind == CollectiveKind::kBarrier) c.bytes = 0;
       return c;
     };
+    if (options.fingerprint_bytes > 0) {
+      // Debug mode compares what each rank calls, before any backend rewriting.
+      for (std::size_t p = 1; p < rz.collectives.size(); ++p) {
+        const Collective& a = rz.collectives[0];
+        const Collective& b = rz.collectives[p];
+        if (a.kind == b.kind && a.bytes == b.bytes) continue;
+        const auto describe_fp = [&](std::size_t pos) {
+          const Collective& c = rz.collectives[pos];
+          return fmt::format("CollectiveFingerPrint(SequenceNumber={}, OpType={}, TensorBytes={})", seq,
+                             to_string(c.kind), c.bytes);
+        };
+        const std::string message =
+            fmt::format("RuntimeError: Detected mismatch between collectives on ranks. Rank {} is running collective: "
+                        "{}, but Rank {} is running collective: {}.",
+                        g.members[0], describe_fp(0), g.members[p], describe_fp(p));
+        const std::vector<int> members = g.members;
+        for (int m : members) crash(m, message);
+        return;
+      }
+    }
     bool same = true, same_kind = true;
     std::int64_t largest = 0;
     for (const Collective& c : rz.collectives) {
@@ -289,7 +310,11 @@ struct Engine::Impl {
         break;
       }
     }
-    const Time duration = cost(rz.collective, static_cast<int>(g.members.size()));
+    Time duration = cost(rz.collective, static_cast<int>(g.members.size()));
+    if (options.fingerprint_bytes > 0) {
+      const auto n = static_cast<std::int64_t>(g.members.size());
+      duration += cost(Collective{CollectiveKind::kAllGather, options.fingerprint_bytes * n}, static_cast<int>(n));
+    }
     if (duration < Time::zero()) throw std::logic_error("collective cost model returned a negative time");
     push(now + duration, EventKind::kCollectiveDone, gid, seq);
   }

@@ -25,7 +25,7 @@ enum class StreamKind : std::uint8_t { kHost = 0, kCompute = 1, kComm = 2 };
 inline constexpr int kStreamsPerRank = 3;
 std::string_view to_string(StreamKind kind);
 
-enum class CollectiveKind : std::uint8_t { kAllReduce, kBroadcast, kBarrier };
+enum class CollectiveKind : std::uint8_t { kAllReduce, kBroadcast, kBarrier, kAllGather };
 std::string_view to_string(CollectiveKind kind);
 
 struct Collective {
@@ -93,6 +93,10 @@ struct EngineOptions {
   Backend backend = Backend::kNccl;
   /// A rank waiting this long in a collective aborts the job; zero: never.
   Time watchdog_timeout;
+  /// TORCH_DISTRIBUTED_DEBUG=DETAIL: before each collective the ranks
+  /// all-gather a fingerprint (op, sequence number, sizes) of this many bytes
+  /// each, and all fail at the first collective whose fingerprints differ.
+  std::int64_t fingerprint_bytes = 0;
 };
 
 using GroupId = std::uint32_t;
