@@ -141,6 +141,101 @@ ordered_json failure_json(const models::FailureReport& f) {
           {"detection", f.detection}};
 }
 
+double s6(sim::Time t) { return std::round(t.ms() * 1e3) / 1e6; }  // seconds, to the microsecond
+
+ordered_json recovery_json(const models::Recovery& r) {
+  return {{"at_hours", ratio6(r.at_hours)}, {"detection_s", s6(r.detection)}, {"relaunch_s", s6(r.relaunch)},
+          {"reload_s", s6(r.reload)},        {"recompute_s", s6(r.recompute)}, {"total_s", s6(r.total())},
+          {"fell_back", r.fell_back}};
+}
+
+ordered_json resilience_json(const SweepRow& row) {
+  ordered_json j;
+  if (row.restarts) {
+    const models::RestartReport& r = *row.restarts;
+    ordered_json recs = ordered_json::array();
+    sim::Time lost, down;
+    for (const models::Recovery& rec : r.recoveries) {
+      recs.push_back(recovery_json(rec));
+      lost += rec.recompute;
+      down += rec.total();
+    }
+    j["failures"] = {{"horizon_hours", r.horizon_hours},
+                     {"job_mtbf_minutes", ratio6(r.job_mtbf_minutes)},
+                     {"count", r.recoveries.size()},
+                     {"lost_work_hours", ratio6(lost.ms() / 3.6e6)},
+                     {"recovery_hours", ratio6(down.ms() / 3.6e6)},
+                     {"checkpoint_stall_hours", ratio6(r.checkpoint_hours)},
+                     {"useful_hours", ratio6(r.useful_hours)},
+                     {"goodput", ratio6(r.goodput)},
+                     {"expected_goodput", ratio6(r.expected_goodput_at_interval)},
+                     {"young_interval_min", ratio6(r.young_minutes)},
+                     {"daly_interval_min", ratio6(r.daly_minutes)},
+                     {"best_interval_min", ratio6(r.best_minutes)},
+                     {"expected_goodput_at_best", ratio6(r.expected_goodput_at_best)},
+                     {"recoveries", std::move(recs)}};
+  }
+  if (row.crash_recovery) {
+    const CrashRecovery& c = *row.crash_recovery;
+    ordered_json k = recovery_json(c.recovery);
+    k["budget_min"] = c.budget_min;
+    k["within_budget"] = c.within_budget;
+    k["max_watchdog_s"] = ratio6(c.max_watchdog_s);
+    j["crash_recovery"] = std::move(k);
+  }
+  if (row.elastic) {
+    const ElasticRestart& e = *row.elastic;
+    ordered_json k{{"world_size", e.world_size},
+                   {"step_ms", e.step_ms ? ordered_json(ms6(*e.step_ms)) : ordered_json(nullptr)},
+                   {"global_batch", e.global_batch},
+                   {"lr_scale", ratio6(e.lr_scale)}};
+    if (e.resume) {
+      std::vector<std::size_t> per_rank;
+      for (const auto& r : e.resume->ranks) per_rank.push_back(r.size());
+      k["resume"] = {{"consumed", e.resume->consumed}, {"remaining_per_rank", per_rank},
+                     {"duplicates", e.resume->duplicates}, {"omissions", e.resume->omissions}};
+    }
+    j["elastic"] = std::move(k);
+  }
+  return j;
+}
+
+void write_resilience(std::ostream& out, const SweepRow& row) {
+  const int w = row.run.world_size;
+  if (row.crash_recovery) {
+    const CrashRecovery& c = *row.crash_recovery;
+    const models::Recovery& r = c.recovery;
+    fmt::print(out, "\nW={}: restart after the crash at {:.1f} min: {:.1f} min = detection {:.1f} + relaunch {:.1f} + "
+               "reload {:.1f} + recompute {:.1f} min; budget {:g} min: {}\n",
+               w, r.at_hours * 60, r.total().ms() / 60000, r.detection.ms() / 60000, r.relaunch.ms() / 60000,
+               r.reload.ms() / 60000, r.recompute.ms() / 60000, c.budget_min, c.within_budget ? "met" : "MISSED");
+    fmt::print(out, "  a watchdog detecting it would have to fire within {:.0f} s to meet the budget "
+               "(PyTorch's NCCL default is 600 s, 1800 s before 2.2)\n", c.max_watchdog_s);
+  }
+  if (row.restarts) {
+    const models::RestartReport& r = *row.restarts;
+    sim::Time lost;
+    for (const auto& rec : r.recoveries) lost += rec.recompute;
+    fmt::print(out, "\nW={}: over {:g} h, {} failure(s) (job MTBF {:.0f} min): {:.2f} h of work lost, goodput {:.1f}% "
+               "(expected {:.1f}%)\n",
+               w, r.horizon_hours, r.recoveries.size(), r.job_mtbf_minutes, lost.ms() / 3.6e6, 100 * r.goodput,
+               100 * r.expected_goodput_at_interval);
+    fmt::print(out, "  checkpoint interval: Young {:.1f} min, Daly {:.1f} min, best {:.1f} min (expected goodput {:.1f}%)\n",
+               r.young_minutes, r.daly_minutes, r.best_minutes, 100 * r.expected_goodput_at_best);
+  }
+  if (row.elastic) {
+    const ElasticRestart& e = *row.elastic;
+    fmt::print(out, "  elastic restart on {} ranks: step {} ms, global batch {} (learning rate x {:.3g} by the linear "
+               "scaling rule)\n",
+               e.world_size, e.step_ms ? fmt::format("{:.1f}", *e.step_ms) : "-", e.global_batch, e.lr_scale);
+    if (e.resume) {
+      fmt::print(out, "  the epoch resumes after {} examples; the rest are spread over {} ranks: {} duplicate(s), "
+                 "{} omission(s)\n",
+                 e.resume->consumed, e.world_size, e.resume->duplicates.size(), e.resume->omissions.size());
+    }
+  }
+}
+
 }  // namespace
 
 std::string buckets_to_json(const Scenario& scenario) { return buckets_json(scenario.job).dump(2) + "\n"; }
@@ -224,6 +319,7 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
   }
   for (const SweepRow& row : result.rows) {
     if (row.run.failure || !row.run.misalignments.empty()) write_failure(out, row.run);
+    write_resilience(out, row);
   }
 }
 
@@ -309,6 +405,7 @@ std::string to_json(const Scenario& scenario, const SweepResult& result) {
                             {"with_iteration", m.with_iteration}});
     }
     run["misalignments"] = std::move(misaligned);
+    if (row.restarts || row.crash_recovery || row.elastic) run["resilience"] = resilience_json(row);
     run["iterations_run"] = r.iterations_run;
     run["shadow_collectives"] = r.shadow_collectives;
     run["buckets"] = buckets;

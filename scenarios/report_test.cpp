@@ -115,3 +115,37 @@ TEST_CASE("a list of bucket caps sweeps them, each with its own one-rank baselin
   CHECK_THROWS_AS(scenarios::parse_scenario(std::string(kLab) + "ddp: {bucket_cap_mb: [5, 0]}\n", "lab.yaml"),
                   scenarios::InputError);
 }
+
+TEST_CASE("restart budget: met with heartbeat detection, missed when waiting for the NCCL watchdog") {
+  const std::string base = R"(world_size: 4
+training: {iterations: 400, warmup_iterations: 2}
+model: {gradient_bytes: 4000000, forward_ms: 100, backward_ms: 200}
+collective: {latency_us: 10, bandwidth_GBps: 40}
+faults: [{type: crash, rank: 1, at_ms: 100000}]
+checkpoint: {interval_min: 1, size_gb: 60, write_GBps: 2, read_GBps: 2}
+)";
+  const auto with = [&](const std::string& detection) {
+    const auto s = scenarios::parse_scenario(
+        base + "failures: {mtbf_hours: 1000, detection: " + detection + ", relaunch_s: 120, horizon_hours: 1}\n", "r.yaml");
+    return scenarios::run_scenario(s).rows.at(0);
+  };
+  const auto hb = with("heartbeat");
+  REQUIRE(hb.crash_recovery.has_value());
+  const auto& r = hb.crash_recovery->recovery;
+  CHECK(r.detection.ms() == doctest::Approx(30'000));
+  CHECK(r.reload.ms() == doctest::Approx(30'000));     // 60 GB at 2 GB/s
+  CHECK(r.recompute.ms() == doctest::Approx(40'000));  // crash at 100 s, checkpoint at 60 s
+  CHECK(hb.crash_recovery->within_budget);
+  CHECK(hb.crash_recovery->max_watchdog_s == doctest::Approx(900 - 120 - 30 - 40));
+  const auto wd = with("watchdog");
+  CHECK(wd.crash_recovery->recovery.detection.ms() == doctest::Approx(600'000));
+  CHECK(wd.crash_recovery->within_budget);  // 600 + 120 + 30 + 40 s = 13.2 min
+  const auto s = scenarios::parse_scenario(base + "watchdog: {timeout_s: 1800}\n"
+                                                  "failures: {mtbf_hours: 1000, relaunch_s: 120, horizon_hours: 1}\n",
+                                           "r.yaml");
+  CHECK_FALSE(scenarios::run_scenario(s).rows.at(0).crash_recovery->within_budget);
+  CHECK_THROWS_AS(scenarios::parse_scenario(base.substr(0, base.find("checkpoint")) +
+                                                "failures: {mtbf_hours: 1000, relaunch_s: 1}\n",
+                                            "r.yaml"),
+                  scenarios::InputError);
+}

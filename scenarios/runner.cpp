@@ -5,6 +5,56 @@
 
 namespace ddpsim::scenarios {
 
+namespace {
+
+void price_failures(const Scenario& scenario, const models::DdpJob& job, SweepRow& row) {
+  const ResilienceSpec& res = scenario.resilience;
+  if (!res.checkpoint) return;
+  const models::CheckpointSpec& ck = *res.checkpoint;
+  const int w = row.run.world_size;
+  const models::FailureSpec failures = res.failures.value_or(models::FailureSpec{});
+  if (res.failures) row.restarts = models::simulate_restarts(failures, ck, w, scenario.seed);
+  if (row.run.errors.empty()) return;
+  // The run's first crash: checkpoints every interval of training since the start.
+  const double crash_ms = row.run.errors.front().at_ms;
+  const sim::Time at = sim::Time::from_ms(crash_ms);
+  CrashRecovery cr;
+  cr.budget_min = res.restart_budget_min;
+  models::Recovery& r = cr.recovery;
+  r.at_hours = crash_ms / 3.6e6;
+  r.detection = failures.detection == models::Detection::kHeartbeat ? failures.heartbeat : job.watchdog_timeout;
+  r.relaunch = failures.relaunch;
+  r.reload = ck.load_cost();
+  r.recompute = sim::Time::ns(at.count_ns() % ck.interval.count_ns());
+  cr.within_budget = r.total().ms() <= res.restart_budget_min * 60000;
+  cr.max_watchdog_s = (res.restart_budget_min * 60000 - (r.relaunch + r.reload + r.recompute).ms()) / 1000;
+  row.crash_recovery = cr;
+  if (!failures.restart_world_size) return;
+  // Elastic: the job resumes from the checkpoint on the new world size.
+  ElasticRestart el;
+  el.world_size = *failures.restart_world_size;
+  models::DdpJob clean = job;
+  clean.faults.clear();
+  const models::RunResult after = models::simulate_ddp(clean, el.world_size, scenario.seed);
+  el.step_ms = after.step_ms;
+  el.global_batch = after.global_batch;
+  el.lr_scale = static_cast<double>(after.global_batch) / static_cast<double>(row.run.global_batch);
+  if (scenario.sampler && row.run.step_ms) {
+    const SamplerSpec& s = *scenario.sampler;
+    const models::SamplerConfig old{s.dataset_size, w, s.shuffle, scenario.seed, s.drop_last};
+    // Steps finished at the checkpoint it resumes from, within the epoch.
+    const auto steps = static_cast<std::int64_t>((crash_ms - r.recompute.ms()) / *row.run.step_ms);
+    const std::int64_t per_epoch = models::num_samples(old) / job.local_batch_size;
+    const std::int64_t epoch = per_epoch > 0 ? steps / per_epoch : 0;
+    const std::int64_t in_epoch = per_epoch > 0 ? steps % per_epoch : 0;
+    el.resume = models::resume_epoch(models::epoch_order(old, epoch), s.dataset_size,
+                                     in_epoch * job.local_batch_size * w, el.world_size);
+  }
+  row.elastic = std::move(el);
+}
+
+}  // namespace
+
 SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace) {
   SweepResult out;
   out.bucket_sweep = scenario.bucket_caps_mb.size() > 1;
@@ -18,7 +68,8 @@ SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace
       if (trace != nullptr) {
         trace->begin_run(out.bucket_sweep ? fmt::format("cap={}MiB W={}", cap, w) : fmt::format("W={}", w), w);
       }
-      SweepRow row{models::simulate_ddp(job, w, scenario.seed, trace), {}, cap, {}, {}, {}};
+      SweepRow row{models::simulate_ddp(job, w, scenario.seed, trace), {}, cap, {}, {}, {}, {}, {}, {}};
+      price_failures(scenario, job, row);
       if (scenario.sampler) {
         const SamplerSpec& s = *scenario.sampler;
         row.sampler = models::audit_sampler({s.dataset_size, w, s.shuffle, scenario.seed, s.drop_last},

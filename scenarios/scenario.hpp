@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/ddp_job.hpp"
+#include "models/restart.hpp"
 
 namespace ddpsim::scenarios {
 
@@ -21,6 +22,13 @@ struct SamplerSpec {
   int epochs = 1;
 };
 
+/// The failures and checkpoint sections.
+struct ResilienceSpec {
+  std::optional<models::FailureSpec> failures;
+  std::optional<models::CheckpointSpec> checkpoint;
+  double restart_budget_min = 15;  ///< the seed's "restart under 15 minutes"
+};
+
 struct Scenario {
   std::string name;               ///< `name`, or the file's stem
   std::string source;             ///< the path it was loaded from
@@ -30,6 +38,7 @@ struct Scenario {
   models::DdpJob job;                         ///< with the first bucket cap
   std::string model_description;  ///< "preset resnet50, 25557032 parameters in 161 tensors"
   std::optional<SamplerSpec> sampler;
+  ResilienceSpec resilience;
 };
 
 /// Reads and validates a scenario file. Throws InputError on any problem.

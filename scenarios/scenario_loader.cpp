@@ -748,7 +748,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   const Reader reader(source);
   const Section top(reader, root, "", Location{source, 1, 1},
                     {"name", "description", "seed", "engine", "world_size", "training", "model", "device", "ddp",
-                     "data", "collective", "watchdog", "debug", "straggler", "faults"});
+                     "data", "collective", "watchdog", "debug", "straggler", "faults", "failures", "checkpoint"});
   Scenario out;
   out.source = source;
   out.name = top.text("name", stem_of(source));
@@ -803,6 +803,38 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   job.straggler = read_straggler(
       top.child("straggler", {"model", "penalty_ms", "rank", "distribution", "mean_ms", "max_ms"}), out.world_sizes);
   job.faults = read_faults(top, job, *std::min_element(out.world_sizes.begin(), out.world_sizes.end()));
+
+  const Section ck = top.child("checkpoint", {"interval_min", "size_gb", "write_GBps", "read_GBps", "async", "keep_last"});
+  if (top.has("checkpoint")) {
+    models::CheckpointSpec c;
+    c.interval = Time::from_ms(60'000 * ck.number("interval_min", 0, true, 1e7, std::nullopt, "minutes of training"));
+    // Rule of thumb: 16 bytes per parameter with Adam (fp32 weights and two moments, bf16 copy).
+    c.size_gb = ck.number("size_gb", 0, true, 1e9, 16.0 * static_cast<double>(job.model.parameter_count()) / 1e9, "GB");
+    c.write_gbps = ck.number("write_GBps", 0, true, 1e6, std::nullopt, "GB/s");
+    c.read_gbps = ck.number("read_GBps", 0, true, 1e6, std::nullopt, "GB/s");
+    c.async = ck.boolean("async", false);
+    c.keep_last = static_cast<int>(ck.integer("keep_last", 1, 1000, 2));
+    out.resilience.checkpoint = c;
+  }
+  const Section fs = top.child("failures", {"mtbf_hours", "per", "detection", "heartbeat_s", "relaunch_s",
+                                            "horizon_hours", "corrupt_latest", "restart_world_size",
+                                            "restart_budget_min"});
+  if (top.has("failures")) {
+    if (!top.has("checkpoint")) top.missing("checkpoint", "a checkpoint section: failures are priced against it");
+    models::FailureSpec f;
+    f.mtbf_hours = fs.number("mtbf_hours", 0, true, 1e12, std::nullopt, "hours");
+    f.per_gpu = fs.choice("per", {"gpu", "job"}, "gpu") == "gpu";
+    f.detection = fs.choice("detection", {"watchdog", "heartbeat"}, "watchdog") == "watchdog" ? models::Detection::kWatchdog
+                                                                                             : models::Detection::kHeartbeat;
+    f.watchdog = job.watchdog_timeout;
+    f.heartbeat = Time::from_ms(1000 * fs.number("heartbeat_s", 0, false, 1e7, 30.0, "seconds"));
+    f.relaunch = Time::from_ms(1000 * fs.number("relaunch_s", 0, false, 1e7, std::nullopt, "seconds"));
+    f.horizon_hours = fs.number("horizon_hours", 0, true, 1e7, 24.0, "hours");
+    f.corrupt_latest = fs.boolean("corrupt_latest", false);
+    if (fs.has("restart_world_size")) f.restart_world_size = static_cast<int>(fs.integer("restart_world_size", 1, kMaxWorldSize, std::nullopt));
+    out.resilience.restart_budget_min = fs.number("restart_budget_min", 0, true, 1e7, 15.0, "minutes");
+    out.resilience.failures = f;
+  }
   return out;
 }
 
