@@ -568,7 +568,24 @@ RunResult simulate_ddp(const DdpJob& job, int world_size, std::uint64_t seed, si
   for (const sim::Crash& c : summary.crashes) out.errors.push_back(RankError{c.rank, c.at.ms(), c.message});
   out.blocked = summary.blocked;
   out.misalignments = misaligned_pairs(summary);
-  out.failure = analyse_failure(summary, progress.ranks, FailureContext{job.backend, job.watchdog_timeout});
+  // Buckets carry their dtype; DDP's own small collectives are int32 or float32 tensors.
+  const auto dtype_of = [&plan](const sim::OpLabel& l) -> std::string {
+    switch (static_cast<DdpTag>(l.tag)) {
+      case DdpTag::kAllReduce:
+      case DdpTag::kShadowAllReduce: {
+        const bool rebuilt = plan.rebuild_at && static_cast<int>(l.iteration) >= *plan.rebuild_at;
+        const std::vector<Bucket>& table = rebuilt ? *plan.rebuilt : plan.initial;
+        return l.index < table.size() ? std::string(to_string(table[l.index].dtype)) : "";
+      }
+      case DdpTag::kUsedMap:
+      case DdpTag::kJoinCount:
+      case DdpTag::kRebuildBroadcast: return "int32";
+      case DdpTag::kSkipFlag:
+      case DdpTag::kExtraCollective: return "float32";
+      default: return "";
+    }
+  };
+  out.failure = analyse_failure(summary, progress.ranks, FailureContext{job.backend, job.watchdog_timeout, dtype_of});
   for (const RankStatus& s : progress.ranks) {
     out.iterations_run.push_back(s.iterations_run);
     out.shadow_collectives.push_back(s.shadow_collectives);

@@ -114,7 +114,7 @@ std::optional<FailureReport> analyse_failure(const sim::RunSummary& summary, con
         r.bytes = m.collective.bytes;
         r.iteration = static_cast<int>(m.label.iteration);
         if (static_cast<DdpTag>(m.label.tag) == DdpTag::kAllReduce) r.bucket = static_cast<int>(m.label.index);
-        if (m.collective.kind == sim::CollectiveKind::kAllReduce) r.dtype = "float32";
+        if (context.dtype_of) r.dtype = context.dtype_of(m.label);
         arrived.push_back(&m);
       }
       if (c != crashed.end()) {

@@ -4,6 +4,7 @@
 // missing, the culprit, and the fix.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -63,6 +64,8 @@ struct RankStatus {
 struct FailureContext {
   sim::Backend backend = sim::Backend::kNccl;
   sim::Time watchdog;
+  /// The dtype of a collective's buffer, by label ("" when it has none).
+  std::function<std::string(const sim::OpLabel&)> dtype_of;
 };
 
 std::vector<MisalignedPair> misaligned_pairs(const sim::RunSummary& summary);

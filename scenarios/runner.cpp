@@ -9,11 +9,11 @@ namespace {
 
 void price_failures(const Scenario& scenario, const models::DdpJob& job, SweepRow& row) {
   const ResilienceSpec& res = scenario.resilience;
-  if (!res.checkpoint) return;
+  if (!res.checkpoint || !res.failures) return;  // the loader requires a checkpoint with failures
   const models::CheckpointSpec& ck = *res.checkpoint;
+  const models::FailureSpec& failures = *res.failures;
   const int w = row.run.world_size;
-  const models::FailureSpec failures = res.failures.value_or(models::FailureSpec{});
-  if (res.failures) row.restarts = models::simulate_restarts(failures, ck, w, scenario.seed);
+  row.restarts = models::simulate_restarts(failures, ck, w, scenario.seed);
   if (row.run.errors.empty()) return;
   // The run's first crash: checkpoints every interval of training since the start.
   const double crash_ms = row.run.errors.front().at_ms;
