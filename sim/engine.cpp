@@ -191,6 +191,12 @@ struct Engine::Impl {
 
   bool is_done(const OpRef& ref) const { return streams[ref.stream].completed > ref.index; }
 
+  void check_enqueued(const std::optional<OpRef>& ref) const {
+    if (ref && (ref->stream >= streams.size() || ref->index >= streams[ref->stream].enqueued)) {
+      throw std::invalid_argument("reference to an operation that was never enqueued");
+    }
+  }
+
   void try_start(std::uint32_t s) {
     Stream& st = streams[s];
     if (st.active || st.pending.empty()) return;
@@ -458,10 +464,7 @@ OpRef Engine::enqueue(int rank, StreamKind kind, Time duration, OpLabel label,
                       std::optional<OpRef> after) {
   if (rank < 0 || rank >= impl_->world_size) throw std::out_of_range("rank out of range");
   if (duration < Time::zero()) throw std::invalid_argument("operation duration is negative");
-  if (after && (after->stream >= impl_->streams.size() ||
-                after->index >= impl_->streams[after->stream].enqueued)) {
-    throw std::invalid_argument("dependency on an operation that was never enqueued");
-  }
+  impl_->check_enqueued(after);
   const std::uint32_t s = stream_id(rank, kind);
   Stream& st = impl_->streams[s];
   if (impl_->dead[static_cast<std::size_t>(rank)]) return OpRef{s, st.enqueued++};  // a dead process issues nothing
@@ -480,10 +483,7 @@ OpRef Engine::enqueue_collective(int rank, GroupId group, Collective collective,
     throw std::out_of_range("rank is not a member of the process group");
   }
   if (collective.bytes < 0) throw std::invalid_argument("collective size is negative");
-  if (after && (after->stream >= impl_->streams.size() ||
-                after->index >= impl_->streams[after->stream].enqueued)) {
-    throw std::invalid_argument("dependency on an operation that was never enqueued");
-  }
+  impl_->check_enqueued(after);
   const auto pos = static_cast<std::size_t>(g.position_of_rank[static_cast<std::size_t>(rank)]);
   const std::uint32_t s = stream_id(rank, StreamKind::kComm);
   Stream& st = impl_->streams[s];
@@ -496,9 +496,7 @@ OpRef Engine::enqueue_collective(int rank, GroupId group, Collective collective,
 }
 
 void Engine::wake_when_done(OpRef op, Process& process, std::uint64_t token) {
-  if (op.stream >= impl_->streams.size() || op.index >= impl_->streams[op.stream].enqueued) {
-    throw std::invalid_argument("wake on an operation that was never enqueued");
-  }
+  impl_->check_enqueued(op);
   if (impl_->is_done(op)) {
     impl_->push(impl_->now, EventKind::kWake, 0, token, &process);
   } else {
