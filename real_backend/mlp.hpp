@@ -1,0 +1,69 @@
+#pragma once
+// The model the real trainer trains: a multi-layer perceptron in fp32 on
+// Eigen, with tanh hidden layers and a mean-squared-error loss. Parameters
+// live in one flat array in registration order (layers.i.weight,
+// layers.i.bias); gradients are produced last layer first, bias before
+// weight (PyTorch's AccumulateGrad order for nn.Linear), so the simulator's
+// reducer buckets them exactly as DDP would.
+
+#include <Eigen/Dense>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "models/parameters.hpp"
+
+namespace ddpsim::real {
+
+struct MlpShape {
+  int input = 8;
+  std::vector<int> hidden;
+  int output = 1;
+};
+
+class Mlp {
+ public:
+  using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+  /// Deterministic initialisation from `seed` (uniform +-1/sqrt(fan_in), as nn.Linear).
+  Mlp(MlpShape shape, std::uint64_t seed);
+
+  /// Parameters (registration order) and gradient-ready order, for the reducer.
+  models::ModelSpec spec() const;
+  std::size_t parameter_count() const { return params_.size(); }
+
+  /// Forward and backward of the mean-squared error over the batch (rows of
+  /// x and y). Overwrites the gradients; calls `on_ready(tensor)` as each
+  /// parameter tensor's gradient is complete, in ready order. Returns the loss.
+  float forward_backward(const Matrix& x, const Matrix& y, const std::function<void(int)>& on_ready = {});
+
+  std::vector<float>& parameters() { return params_; }
+  const std::vector<float>& parameters() const { return params_; }
+  std::vector<float>& gradients() { return grads_; }
+  const std::vector<float>& gradients() const { return grads_; }
+  /// Offset and element count of parameter tensor i in the flat arrays.
+  std::size_t offset(int tensor) const { return offsets_[static_cast<std::size_t>(tensor)]; }
+  std::size_t numel(int tensor) const;
+
+ private:
+  std::vector<int> widths_;  // input, hidden..., output
+  std::vector<float> params_;
+  std::vector<float> grads_;
+  std::vector<std::size_t> offsets_;  // per tensor: weight of layer l is 2l, bias 2l + 1
+};
+
+/// SGD with momentum, as torch.optim.SGD(momentum=mu): v = mu v + g; p -= lr v.
+class SgdMomentum {
+ public:
+  SgdMomentum(float lr, float momentum, std::size_t n) : lr_(lr), momentum_(momentum), velocity_(n, 0.0f) {}
+  void step(std::vector<float>& params, const std::vector<float>& grads);
+  std::vector<float>& velocity() { return velocity_; }
+
+ private:
+  float lr_;
+  float momentum_;
+  std::vector<float> velocity_;
+};
+
+}  // namespace ddpsim::real
