@@ -205,10 +205,10 @@ void write_resilience(std::ostream& out, const SweepRow& row) {
   if (row.crash_recovery) {
     const CrashRecovery& c = *row.crash_recovery;
     const models::Recovery& r = c.recovery;
-    fmt::print(out, "\nW={}: restart after the crash at {:.1f} min: {:.1f} min = detection {:.1f} + relaunch {:.1f} + "
-               "reload {:.1f} + recompute {:.1f} min; budget {:g} min: {}\n",
-               w, r.at_hours * 60, r.total().ms() / 60000, r.detection.ms() / 60000, r.relaunch.ms() / 60000,
-               r.reload.ms() / 60000, r.recompute.ms() / 60000, c.budget_min, c.within_budget ? "met" : "MISSED");
+    fmt::print(out, "\nW={}: restart after the crash at {:.1f} min: {:.1f} min = detection {:.1f} s + relaunch {:.1f} s + "
+               "reload {:.1f} s + recompute {:.1f} s; budget {:g} min: {}\n",
+               w, r.at_hours * 60, r.total().ms() / 60000, r.detection.ms() / 1000, r.relaunch.ms() / 1000,
+               r.reload.ms() / 1000, r.recompute.ms() / 1000, c.budget_min, c.within_budget ? "met" : "MISSED");
     fmt::print(out, "  a watchdog detecting it would have to fire within {:.0f} s to meet the budget "
                "(PyTorch's NCCL default is 600 s, 1800 s before 2.2)\n", c.max_watchdog_s);
   }
