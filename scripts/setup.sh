@@ -7,6 +7,7 @@ packages=(
   cmake g++ make pkg-config
   libyaml-cpp-dev libeigen3-dev doctest-dev libcli11-dev
   nlohmann-json3-dev libfmt-dev libbenchmark-dev
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()
