@@ -29,6 +29,48 @@ std::vector<float> read_floats(const std::string& path) {
   return v;
 }
 
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw CLI::ValidationError("cannot read " + path);
+  return nlohmann::json::parse(in);
+}
+
+// The partitioning proof from each rank's example-ID log: per epoch, every
+// example once (bar the padding DistributedSampler documents), and a new order.
+int audit(const std::string& prefix, int world, std::int64_t dataset_size) {
+  std::vector<std::vector<std::vector<std::int64_t>>> ids;  // rank, epoch, ids
+  for (int r = 0; r < world; ++r) ids.push_back(read_json(fmt::format("{}.rank{}.json", prefix, r)).at("ids_per_epoch"));
+  const std::size_t epochs = ids.front().size();
+  const std::int64_t padding = (world - dataset_size % world) % world;
+  bool ok = true;
+  std::vector<std::int64_t> previous;
+  for (std::size_t e = 0; e < epochs; ++e) {
+    std::vector<int> seen(static_cast<std::size_t>(dataset_size), 0);
+    std::vector<std::int64_t> order;
+    for (int r = 0; r < world; ++r) {
+      for (std::int64_t id : ids[static_cast<std::size_t>(r)].at(e)) {
+        if (id < 0 || id >= dataset_size) throw CLI::ValidationError(fmt::format("example ID {} out of range", id));
+        ++seen[static_cast<std::size_t>(id)];
+        order.push_back(id);
+      }
+    }
+    std::int64_t duplicates = 0, omissions = 0;
+    for (int c : seen) {
+      duplicates += c > 1 ? c - 1 : 0;
+      omissions += c == 0;
+    }
+    const bool same_order = e > 0 && order == previous;
+    const bool epoch_ok = duplicates <= padding && omissions == 0 && !same_order;
+    fmt::print("epoch {}: {} examples seen, {} duplicate(s) (padding allows {}), {} omission(s), {}: {}\n", e,
+               order.size(), duplicates, padding, omissions,
+               e == 0 ? "first epoch" : same_order ? "same order as the previous epoch" : "new order",
+               epoch_ok ? "ok" : "FAILED");
+    ok = ok && epoch_ok;
+    previous = std::move(order);
+  }
+  return ok ? 0 : 1;
+}
+
 int compare(const std::string& a, const std::string& b, double rtol) {
   const auto x = read_floats(a), y = read_floats(b);
   if (x.size() != y.size() || x.empty()) {
@@ -74,6 +116,21 @@ int main(int argc, char** argv) {
   cmp->add_option("a", a)->required();
   cmp->add_option("b", b)->required();
   cmp->add_option("--rtol", rtol, "Relative tolerance (default 1e-5)");
+  std::string audit_prefix;
+  int audit_world = 1;
+  std::int64_t audit_n = 0;
+  CLI::App* aud = app.add_subcommand("audit", "Check the example-ID logs of a train --json run");
+  aud->add_option("prefix", audit_prefix, "The --json prefix of the run")->required();
+  aud->add_option("--world-size", audit_world, "Ranks of the run")->required()->check(CLI::PositiveNumber);
+  aud->add_option("--dataset-size", audit_n, "Examples")->required()->check(CLI::PositiveNumber);
+  std::int64_t min_bytes = 8, max_bytes = std::int64_t{256} << 20;
+  int sweep_iters = 5;
+  std::string sweep_json;
+  CLI::App* sweep = app.add_subcommand("allreduce-sweep", "Time all-reduces from 8 B to 256 MiB (algbw, busbw); under mpirun");
+  sweep->add_option("--min-bytes", min_bytes, "Default 8")->check(CLI::Range(std::int64_t{4}, std::int64_t{1} << 34));
+  sweep->add_option("--max-bytes", max_bytes, "Default 256 MiB")->check(CLI::Range(std::int64_t{4}, std::int64_t{1} << 34));
+  sweep->add_option("--iters", sweep_iters, "Timed repetitions per size (default 5)")->check(CLI::PositiveNumber);
+  sweep->add_option("--json", sweep_json, "Rank 0 writes the sweep here");
   try {
     app.parse(argc, argv);
     o.shuffle = !no_shuffle;
@@ -95,7 +152,25 @@ int main(int argc, char** argv) {
   }
   try {
     if (*cmp) return compare(a, b, rtol);
+    if (*aud) return audit(audit_prefix, audit_world, audit_n);
     ddpsim::real::MpiTransport transport(&argc, &argv);
+    if (*sweep) {
+      const auto rows = ddpsim::real::allreduce_sweep(transport, min_bytes, max_bytes, sweep_iters);
+      if (transport.rank() == 0) {
+        fmt::print("{:>12}  {:>12}  {:>12}  {:>12}   (W = {}, nccl-tests' definitions)\n", "bytes", "time_us",
+                   "algbw_GBps", "busbw_GBps", transport.world_size());
+        nlohmann::ordered_json j = nlohmann::ordered_json::array();
+        for (const auto& r : rows) {
+          fmt::print("{:>12}  {:>12.2f}  {:>12.4f}  {:>12.4f}\n", r.bytes, r.time_us, r.algbw_GBps, r.busbw_GBps);
+          j.push_back({{"bytes", r.bytes}, {"time_us", r.time_us}, {"algbw_GBps", r.algbw_GBps}, {"busbw_GBps", r.busbw_GBps}});
+        }
+        if (!sweep_json.empty()) {
+          std::ofstream(sweep_json) << nlohmann::ordered_json{{"transport", "mpi"}, {"world_size", transport.world_size()}, {"sweep", j}}.dump(2) << "\n";
+        }
+      }
+      transport.barrier();
+      return 0;
+    }
     const auto result = ddpsim::real::train(transport, o);
     const int rank = transport.rank();
     if (rank == 0 && !params_out.empty()) {

@@ -90,4 +90,23 @@ TrainResult train(Transport& t, const TrainerOptions& o) {
   return out;
 }
 
+std::vector<SweepRow> allreduce_sweep(Transport& t, std::int64_t min_bytes, std::int64_t max_bytes, int iters) {
+  std::vector<SweepRow> rows;
+  const int w = t.world_size();
+  for (std::int64_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
+    std::vector<float> data(static_cast<std::size_t>(std::max<std::int64_t>(1, bytes / 4)), 1.0f);
+    t.wait(t.all_reduce_async(data.data(), data.size()));  // warm-up
+    t.barrier();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) t.wait(t.all_reduce_async(data.data(), data.size()));
+    SweepRow r;
+    r.bytes = static_cast<std::int64_t>(data.size() * 4);
+    r.time_us = ms_since(t0) * 1000 / iters;
+    r.algbw_GBps = static_cast<double>(r.bytes) / (r.time_us * 1e3);
+    r.busbw_GBps = r.algbw_GBps * 2.0 * (w - 1) / w;
+    rows.push_back(r);
+  }
+  return rows;
+}
+
 }  // namespace ddpsim::real

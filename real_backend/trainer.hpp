@@ -48,4 +48,14 @@ void synthetic_example(std::uint64_t seed, std::int64_t id, int input, int outpu
 
 TrainResult train(Transport& transport, const TrainerOptions& options);
 
+/// One row of an all-reduce sweep; algbw = bytes / time, busbw = algbw * 2(W-1)/W (nccl-tests).
+struct SweepRow {
+  std::int64_t bytes = 0;
+  double time_us = 0;  ///< mean over the timed repetitions, after one warm-up
+  double algbw_GBps = 0;
+  double busbw_GBps = 0;
+};
+/// Sizes doubling from `min_bytes` to `max_bytes`, every rank taking part.
+std::vector<SweepRow> allreduce_sweep(Transport& transport, std::int64_t min_bytes, std::int64_t max_bytes, int iters);
+
 }  // namespace ddpsim::real
