@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -71,6 +72,36 @@ int audit(const std::string& prefix, int world, std::int64_t dataset_size) {
   return ok ? 0 : 1;
 }
 
+// Throughput and scaling efficiency from train --json runs at several world
+// sizes: median step time after two warm-up steps, rank 0's log.
+int report(const std::vector<std::string>& prefixes) {
+  struct Row {
+    int world;
+    double step_ms, samples_per_s;
+  };
+  std::vector<Row> rows;
+  for (const std::string& prefix : prefixes) {
+    const auto j = read_json(prefix + ".rank0.json");
+    std::vector<double> steps;
+    for (const auto& s : j.at("steps")) steps.push_back(s.at("step_ms").get<double>());
+    if (steps.size() < 3) throw CLI::ValidationError(prefix + ": fewer than 3 steps logged");
+    steps.erase(steps.begin(), steps.begin() + 2);
+    std::sort(steps.begin(), steps.end());
+    const double median = steps[steps.size() / 2];
+    const int world = j.at("world_size").get<int>();
+    rows.push_back({world, median, world * j.at("batch_size").get<double>() / (median / 1000)});
+  }
+  const auto one = std::find_if(rows.begin(), rows.end(), [](const Row& r) { return r.world == 1; });
+  fmt::print("{:<9}{:<10}{:<14}{:<9}{}\n", "workers", "step_ms", "samples/s", "speedup", "efficiency");
+  for (const Row& r : rows) {
+    const std::string speedup = one != rows.end() ? fmt::format("{:.2f}x", r.samples_per_s / one->samples_per_s) : "-";
+    const std::string eff =
+        one != rows.end() ? fmt::format("{:.1f}%", 100 * r.samples_per_s / (r.world * one->samples_per_s)) : "-";
+    fmt::print("{:<9}{:<10.3f}{:<14.0f}{:<9}{}\n", r.world, r.step_ms, r.samples_per_s, speedup, eff);
+  }
+  return 0;
+}
+
 int compare(const std::string& a, const std::string& b, double rtol) {
   const auto x = read_floats(a), y = read_floats(b);
   if (x.size() != y.size() || x.empty()) {
@@ -123,6 +154,9 @@ int main(int argc, char** argv) {
   aud->add_option("prefix", audit_prefix, "The --json prefix of the run")->required();
   aud->add_option("--world-size", audit_world, "Ranks of the run")->required()->check(CLI::PositiveNumber);
   aud->add_option("--dataset-size", audit_n, "Examples")->required()->check(CLI::PositiveNumber);
+  std::vector<std::string> report_prefixes;
+  CLI::App* rep = app.add_subcommand("report", "Throughput and scaling efficiency of train --json runs");
+  rep->add_option("prefixes", report_prefixes, "The --json prefixes, one run per world size")->required();
   std::int64_t min_bytes = 8, max_bytes = std::int64_t{256} << 20;
   int sweep_iters = 5;
   std::string sweep_json;
@@ -153,6 +187,7 @@ int main(int argc, char** argv) {
   try {
     if (*cmp) return compare(a, b, rtol);
     if (*aud) return audit(audit_prefix, audit_world, audit_n);
+    if (*rep) return report(report_prefixes);
     ddpsim::real::MpiTransport transport(&argc, &argv);
     if (*sweep) {
       const auto rows = ddpsim::real::allreduce_sweep(transport, min_bytes, max_bytes, sweep_iters);
@@ -183,6 +218,7 @@ int main(int argc, char** argv) {
       j["rank"] = rank;
       j["world_size"] = transport.world_size();
       j["transport"] = "mpi";
+      j["batch_size"] = o.batch_size;
       j["bucket_bytes"] = result.bucket_bytes;
       j["ids_per_epoch"] = result.ids_per_epoch;
       nlohmann::ordered_json steps = nlohmann::ordered_json::array();
