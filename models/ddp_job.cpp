@@ -189,7 +189,6 @@ class RankProgram final : public sim::Process {
   // Runs the k-th iteration of this rank's loop, or what follows the loop.
   void step(sim::Engine& e, std::size_t k) {
     if (k == loop_.size()) {
-      status().left_loop = true;
       if (!job_.final_barrier) {
         status().finished = true;
         return;

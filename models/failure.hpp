@@ -56,7 +56,6 @@ struct MisalignedPair {
 struct RankStatus {
   int iterations_run = 0;       ///< loop iterations it started
   bool finished = false;        ///< left the loop (and passed its final barrier, if any)
-  bool left_loop = false;       ///< left the loop; may be waiting in the final barrier
   std::set<FaultType> faults;   ///< faults that fired on it
   int shadow_collectives = 0;   ///< Join: collectives issued for it after it ran out of data
 };

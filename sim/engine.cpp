@@ -127,9 +127,7 @@ class EventQueue {
   bool empty() const { return buckets_.empty(); }
   Time earliest() const { return buckets_.begin()->first; }
   void clear() { buckets_.clear(); }
-  std::size_t pushed() const { return pushed_; }
   void push(Time at, const Event& ev) {
-    ++pushed_;
     auto it = buckets_.find(at);
     if (it == buckets_.end()) {
       std::vector<Event> fresh;
@@ -159,7 +157,6 @@ class EventQueue {
  private:
   std::map<Time, std::vector<Event>> buckets_;
   std::vector<std::vector<Event>> spare_;
-  std::size_t pushed_ = 0;
 };
 
 }  // namespace
