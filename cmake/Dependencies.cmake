@@ -5,6 +5,7 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(doctest REQUIRED)
 find_package(Eigen3 3.4 REQUIRED NO_MODULE)
+find_package(OpenSSL 3 REQUIRED COMPONENTS Crypto)  # SHA-256: checkpoint checksums, provenance
 if(DDPSIM_BENCH)
   find_package(benchmark QUIET)
   if(NOT benchmark_FOUND)

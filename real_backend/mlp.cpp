@@ -53,47 +53,58 @@ models::ModelSpec Mlp::spec() const {
   return m;
 }
 
-float Mlp::forward_backward(const Matrix& x, const Matrix& y, const std::function<void(int)>& on_ready) {
+float Mlp::forward(const Matrix& x, const Matrix& y) {
   const int layers = static_cast<int>(widths_.size()) - 1;
-  if (x.cols() != widths_.front() || y.cols() != widths_.back() || x.rows() != y.rows() || x.rows() == 0) {
+  if (x.cols() != widths_.front() || y.cols() != widths_.back() || x.rows() != y.rows()) {
     throw std::invalid_argument("batch shape does not match the model");
   }
-  using Map = Eigen::Map<Matrix>;
-  using Vec = Eigen::Map<Eigen::RowVectorXf>;
-  const auto weight = [&](int l, std::vector<float>& store) {
-    const auto u = static_cast<std::size_t>(l);
-    return Map(store.data() + offsets_[2 * u], widths_[u + 1], widths_[u]);
-  };
-  const auto bias = [&](int l, std::vector<float>& store) {
-    const auto u = static_cast<std::size_t>(l);
-    return Vec(store.data() + offsets_[2 * u + 1], widths_[u + 1]);
-  };
-  // Forward, keeping each layer's input.
-  std::vector<Matrix> inputs;
+  inputs_.clear();
   Matrix a = x;
   for (int l = 0; l < layers; ++l) {
-    inputs.push_back(a);
+    inputs_.push_back(a);
     Matrix z = a * weight(l, params_).transpose();
     z.rowwise() += bias(l, params_);
     a = l + 1 < layers ? Matrix(z.array().tanh()) : z;
   }
-  const Matrix diff = a - y;
-  const auto count = static_cast<float>(diff.size());
-  const float loss = diff.squaredNorm() / count;
-  // Backward, last layer first.
-  Matrix delta = (2.0f / count) * diff;
+  diff_ = a - y;
+  const auto count = static_cast<float>(diff_.size());
+  return count > 0 ? diff_.squaredNorm() / count : 0.0f;
+}
+
+void Mlp::backward(const std::function<void(int)>& on_ready) {
+  const int layers = static_cast<int>(widths_.size()) - 1;
+  if (inputs_.size() != static_cast<std::size_t>(layers)) throw std::logic_error("backward without forward");
+  const auto count = static_cast<float>(diff_.size());
+  // An empty batch contributes a zero gradient (its rows are zero).
+  Matrix delta = count > 0 ? Matrix((2.0f / count) * diff_) : diff_;
   for (int l = layers - 1; l >= 0; --l) {
     const auto u = static_cast<std::size_t>(l);
     bias(l, grads_) = delta.colwise().sum();
     if (on_ready) on_ready(2 * l + 1);
-    weight(l, grads_) = delta.transpose() * inputs[u];
+    weight(l, grads_) = delta.transpose() * inputs_[u];
     if (on_ready) on_ready(2 * l);
     if (l > 0) {
-      const Matrix& h = inputs[u];  // tanh output of layer l - 1
+      const Matrix& h = inputs_[u];  // tanh output of layer l - 1
       delta = ((delta * weight(l, params_)).array() * (1.0f - h.array().square())).matrix();
     }
   }
+  inputs_.clear();
+}
+
+float Mlp::forward_backward(const Matrix& x, const Matrix& y, const std::function<void(int)>& on_ready) {
+  const float loss = forward(x, y);
+  backward(on_ready);
   return loss;
+}
+
+Eigen::Map<Mlp::Matrix> Mlp::weight(int l, std::vector<float>& store) const {
+  const auto u = static_cast<std::size_t>(l);
+  return {store.data() + offsets_[2 * u], widths_[u + 1], widths_[u]};
+}
+
+Eigen::Map<Eigen::RowVectorXf> Mlp::bias(int l, std::vector<float>& store) const {
+  const auto u = static_cast<std::size_t>(l);
+  return {store.data() + offsets_[2 * u + 1], widths_[u + 1]};
 }
 
 void SgdMomentum::step(std::vector<float>& params, const std::vector<float>& grads) {

@@ -33,9 +33,13 @@ class Mlp {
   models::ModelSpec spec() const;
   std::size_t parameter_count() const { return params_.size(); }
 
-  /// Forward and backward of the mean-squared error over the batch (rows of
-  /// x and y). Overwrites the gradients; calls `on_ready(tensor)` as each
-  /// parameter tensor's gradient is complete, in ready order. Returns the loss.
+  /// Forward of the mean-squared error over the batch (rows of x and y; zero
+  /// rows allowed: loss 0, and a zero gradient from the backward). Returns the loss.
+  float forward(const Matrix& x, const Matrix& y);
+  /// Backward of the last forward. Overwrites the gradients; calls
+  /// `on_ready(tensor)` as each parameter tensor's gradient is complete, in ready order.
+  void backward(const std::function<void(int)>& on_ready = {});
+  /// forward() then backward().
   float forward_backward(const Matrix& x, const Matrix& y, const std::function<void(int)>& on_ready = {});
 
   std::vector<float>& parameters() { return params_; }
@@ -51,6 +55,11 @@ class Mlp {
   std::vector<float> params_;
   std::vector<float> grads_;
   std::vector<std::size_t> offsets_;  // per tensor: weight of layer l is 2l, bias 2l + 1
+  std::vector<Matrix> inputs_;        // forward -> backward: each layer's input
+  Matrix diff_;                       // forward -> backward: output - target
+
+  Eigen::Map<Matrix> weight(int layer, std::vector<float>& store) const;
+  Eigen::Map<Eigen::RowVectorXf> bias(int layer, std::vector<float>& store) const;
 };
 
 /// SGD with momentum, as torch.optim.SGD(momentum=mu): v = mu v + g; p -= lr v.
@@ -59,6 +68,7 @@ class SgdMomentum {
   SgdMomentum(float lr, float momentum, std::size_t n) : lr_(lr), momentum_(momentum), velocity_(n, 0.0f) {}
   void step(std::vector<float>& params, const std::vector<float>& grads);
   std::vector<float>& velocity() { return velocity_; }
+  const std::vector<float>& velocity() const { return velocity_; }
 
  private:
   float lr_;

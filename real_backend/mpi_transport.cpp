@@ -1,16 +1,25 @@
 #include "real_backend/mpi_transport.hpp"
 
+#include <fmt/format.h>
 #include <mpi.h>
 
+#include <algorithm>
+#include <chrono>
 #include <climits>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <functional>
+#include <list>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
+
+#include "real_backend/hang_report.hpp"
 
 namespace ddpsim::real {
 namespace {
@@ -25,71 +34,216 @@ namespace {
     }                                                                                                 \
   } while (0)
 
+constexpr int kQueryTag = 1;     // "where are you?"
+constexpr int kProgressTag = 2;  // the answer: encode_progress()
+constexpr int kAbortCode = 3;    // MPI_Abort's error code after a watchdog report
+
+int checked_count(std::size_t n) {
+  if (n > static_cast<std::size_t>(INT_MAX)) throw std::invalid_argument("collective larger than INT_MAX elements");
+  return static_cast<int>(n);
+}
+
 }  // namespace
 
 struct MpiTransport::Impl {
+  struct Op {
+    std::uint64_t ticket = 0;
+    std::function<void(MPI_Request*)> start;  // posts the non-blocking call
+    CollectiveLabel label;
+    bool training = true;  // on the training communicator, numbered by sequence
+  };
+
   int rank = 0;
   int world = 1;
+  double timeout_s = 0;
+  MPI_Comm train_comm = MPI_COMM_NULL;  // bucket all-reduces, skip votes, broadcasts
+  MPI_Comm sync_comm = MPI_COMM_NULL;   // barriers only
+  MPI_Comm ctl_comm = MPI_COMM_NULL;    // the watchdog's point-to-point messages
+
+  // Shared with the callers, under `mutex`.
   std::mutex mutex;
   std::condition_variable cv;
-  std::deque<std::pair<std::uint64_t, std::function<void()>>> queue;
-  std::map<std::uint64_t, bool> done;
+  std::deque<Op> queue;
+  std::map<std::uint64_t, std::optional<CollectiveTimes>> done;
   std::uint64_t next_ticket = 0;
   bool stopping = false;
-  std::string error;  // set by the communication thread
+  std::string error;
   std::thread thread;
 
+  // The communication thread's own.
+  RankProgress progress;
+  MPI_Request query = MPI_REQUEST_NULL;
+  int query_buffer = 0;
+  std::list<std::pair<std::vector<int>, MPI_Request>> sends;  // answers and queries in flight
+
   void run() {
-    for (;;) {
-      std::pair<std::uint64_t, std::function<void()>> task;
-      {
-        std::unique_lock lock(mutex);
-        cv.wait(lock, [&] { return stopping || !queue.empty(); });
-        if (queue.empty()) return;
-        task = std::move(queue.front());
-        queue.pop_front();
+    try {
+      DDPSIM_MPI_CHECK(MPI_Irecv(&query_buffer, 1, MPI_INT, MPI_ANY_SOURCE, kQueryTag, ctl_comm, &query));
+      for (;;) {
+        std::optional<Op> op;
+        {
+          std::unique_lock lock(mutex);
+          if (queue.empty() && !stopping) cv.wait_for(lock, std::chrono::milliseconds(1));
+          if (!queue.empty()) {
+            op = std::move(queue.front());
+            queue.pop_front();
+          } else if (stopping) {
+            break;
+          }
+        }
+        if (op) {
+          execute(*op);
+        } else {
+          serve();
+        }
       }
-      try {
-        task.second();
-      } catch (const std::exception& e) {
-        std::lock_guard lock(mutex);
-        error = e.what();
-      }
-      {
-        std::lock_guard lock(mutex);
-        done[task.first] = true;
-      }
+      DDPSIM_MPI_CHECK(MPI_Cancel(&query));
+      DDPSIM_MPI_CHECK(MPI_Wait(&query, MPI_STATUS_IGNORE));
+      for (auto& [buffer, request] : sends) DDPSIM_MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    } catch (const std::exception& e) {
+      std::lock_guard lock(mutex);
+      error = e.what();
       cv.notify_all();
     }
   }
 
-  std::uint64_t post(std::function<void()> fn) {
+  void execute(const Op& op) {
+    if (op.training) progress.history.push_back(op.label);
+    progress.current = op.label;
+    progress.phase = op.training ? RankProgress::Phase::kInCollective : RankProgress::Phase::kInBarrier;
+    CollectiveTimes times;
+    times.started_ms = steady_ms();
+    MPI_Request request = MPI_REQUEST_NULL;
+    op.start(&request);
+    for (int flag = 0;;) {
+      DDPSIM_MPI_CHECK(MPI_Test(&request, &flag, MPI_STATUS_IGNORE));
+      if (flag) break;
+      serve();
+      if (timeout_s > 0 && steady_ms() - times.started_ms > timeout_s * 1000) on_timeout();
+      std::this_thread::yield();
+    }
+    times.finished_ms = steady_ms();
+    progress.phase = RankProgress::Phase::kComputing;
+    {
+      std::lock_guard lock(mutex);
+      done[op.ticket] = times;
+    }
+    cv.notify_all();
+  }
+
+  // Answers a pending "where are you?" and retires finished sends.
+  void serve() {
+    int flag = 0;
+    MPI_Status status;
+    DDPSIM_MPI_CHECK(MPI_Test(&query, &flag, &status));
+    if (flag) {
+      send(encode_progress(progress), status.MPI_SOURCE, kProgressTag);
+      DDPSIM_MPI_CHECK(MPI_Irecv(&query_buffer, 1, MPI_INT, MPI_ANY_SOURCE, kQueryTag, ctl_comm, &query));
+    }
+    for (auto it = sends.begin(); it != sends.end();) {
+      DDPSIM_MPI_CHECK(MPI_Test(&it->second, &flag, MPI_STATUS_IGNORE));
+      it = flag ? sends.erase(it) : std::next(it);
+    }
+  }
+
+  void send(std::vector<int> message, int to, int tag) {
+    sends.emplace_back(std::move(message), MPI_REQUEST_NULL);
+    auto& [buffer, request] = sends.back();
+    DDPSIM_MPI_CHECK(MPI_Isend(buffer.data(), checked_count(buffer.size()), MPI_INT, to, tag, ctl_comm, &request));
+  }
+
+  // The watchdog: gather every rank's progress, let the lowest blocked rank
+  // print the report, and abort the whole job. Never returns.
+  [[noreturn]] void on_timeout() {
+    const std::string what = progress.phase == RankProgress::Phase::kInBarrier
+                                 ? std::string("the end-of-training barrier")
+                                 : fmt::format("collective #{} ({})", progress.history.size() - 1, describe(progress.current));
+    std::fprintf(stderr, "[rank %d] watchdog: %s has not completed after %g s; asking every rank where it is\n", rank,
+                 what.c_str(), timeout_s);
+    std::fflush(stderr);
+    for (int r = 0; r < world; ++r) {
+      if (r != rank) send({rank}, r, kQueryTag);
+    }
+    std::vector<RankProgress> all(static_cast<std::size_t>(world));
+    for (int r = 0; r < world; ++r) all[static_cast<std::size_t>(r)].rank = r;
+    all[static_cast<std::size_t>(rank)] = progress;
+    all[static_cast<std::size_t>(rank)].rank = rank;
+    int answered = 1;
+    const double patience_ms = std::max(5.0, timeout_s) * 1000;
+    const double asked = steady_ms();
+    while (answered < world && steady_ms() - asked < patience_ms) {
+      serve();
+      int flag = 0;
+      MPI_Status status;
+      DDPSIM_MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, kProgressTag, ctl_comm, &flag, &status));
+      if (!flag) {
+        std::this_thread::yield();
+        continue;
+      }
+      int count = 0;
+      DDPSIM_MPI_CHECK(MPI_Get_count(&status, MPI_INT, &count));
+      std::vector<int> wire(static_cast<std::size_t>(count));
+      DDPSIM_MPI_CHECK(MPI_Recv(wire.data(), count, MPI_INT, status.MPI_SOURCE, kProgressTag, ctl_comm, MPI_STATUS_IGNORE));
+      auto& slot = all[static_cast<std::size_t>(status.MPI_SOURCE)];
+      if (slot.phase == RankProgress::Phase::kNoAnswer) ++answered;
+      slot = decode_progress(wire, status.MPI_SOURCE);
+    }
+    const int reporter = reporting_rank(all);
+    if (reporter == rank) {
+      std::fprintf(stderr, "[rank %d] %s[rank %d] aborting every rank (MPI_Abort)\n", rank,
+                   hang_report(all, timeout_s).c_str(), rank);
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, kAbortCode);
+    }
+    // Rank `reporter` reports and aborts the job; if it never does, abort anyway.
+    std::fprintf(stderr, "[rank %d] watchdog: rank %d writes the report\n", rank, reporter);
+    std::fflush(stderr);
+    const double since = steady_ms();
+    while (steady_ms() - since < patience_ms) {
+      serve();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::fprintf(stderr, "[rank %d] watchdog: no report from rank %d; aborting every rank (MPI_Abort)\n", rank, reporter);
+    MPI_Abort(MPI_COMM_WORLD, kAbortCode);
+    std::abort();
+  }
+
+  std::uint64_t post(Op op) {
     std::uint64_t ticket;
     {
       std::lock_guard lock(mutex);
-      ticket = next_ticket++;
-      done[ticket] = false;
-      queue.emplace_back(ticket, std::move(fn));
+      ticket = op.ticket = next_ticket++;
+      done[ticket] = std::nullopt;
+      queue.push_back(std::move(op));
     }
     cv.notify_all();
     return ticket;
   }
 
-  void wait(std::uint64_t ticket) {
+  CollectiveTimes wait(std::uint64_t ticket) {
     std::unique_lock lock(mutex);
-    cv.wait(lock, [&] { return done.at(ticket) || !error.empty(); });
+    cv.wait(lock, [&] { return done.at(ticket).has_value() || !error.empty(); });
     if (!error.empty()) throw std::runtime_error(error);
+    const CollectiveTimes times = *done.at(ticket);
     done.erase(ticket);
+    return times;
   }
 };
 
-MpiTransport::MpiTransport(int* argc, char*** argv) : impl_(std::make_unique<Impl>()) {
+MpiTransport::MpiTransport(int* argc, char*** argv, double timeout_s) : impl_(std::make_unique<Impl>()) {
   int provided = 0;
   DDPSIM_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided));
   if (provided < MPI_THREAD_SERIALIZED) throw std::runtime_error("MPI does not provide MPI_THREAD_SERIALIZED");
-  DDPSIM_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &impl_->rank));
-  DDPSIM_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &impl_->world));
-  impl_->thread = std::thread([this] { impl_->run(); });
+  Impl& m = *impl_;
+  m.timeout_s = timeout_s;
+  DDPSIM_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &m.rank));
+  DDPSIM_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &m.world));
+  DDPSIM_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &m.train_comm));
+  DDPSIM_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &m.sync_comm));
+  DDPSIM_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &m.ctl_comm));
+  m.progress.rank = m.rank;
+  m.progress.phase = RankProgress::Phase::kComputing;
+  m.thread = std::thread([this] { impl_->run(); });
 }
 
 MpiTransport::~MpiTransport() {
@@ -99,29 +253,43 @@ MpiTransport::~MpiTransport() {
   }
   impl_->cv.notify_all();
   impl_->thread.join();
+  MPI_Comm_free(&impl_->train_comm);
+  MPI_Comm_free(&impl_->sync_comm);
+  MPI_Comm_free(&impl_->ctl_comm);
   MPI_Finalize();
 }
 
 int MpiTransport::rank() const { return impl_->rank; }
 int MpiTransport::world_size() const { return impl_->world; }
 
-std::uint64_t MpiTransport::all_reduce_async(float* data, std::size_t n) {
-  if (n > static_cast<std::size_t>(INT_MAX)) throw std::invalid_argument("all-reduce larger than INT_MAX elements");
-  return impl_->post([data, n] {
-    DDPSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
-  });
+std::uint64_t MpiTransport::all_reduce_async(float* data, std::size_t n, CollectiveLabel label) {
+  const int count = checked_count(n);
+  MPI_Comm comm = impl_->train_comm;
+  return impl_->post({0,
+                      [=](MPI_Request* r) {
+                        DDPSIM_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, count, MPI_FLOAT, MPI_SUM, comm, r));
+                      },
+                      label, true});
 }
 
-void MpiTransport::wait(std::uint64_t ticket) { impl_->wait(ticket); }
+CollectiveTimes MpiTransport::wait(std::uint64_t ticket) { return impl_->wait(ticket); }
 
-void MpiTransport::broadcast(float* data, std::size_t n, int root) {
-  impl_->wait(impl_->post([data, n, root] {
-    DDPSIM_MPI_CHECK(MPI_Bcast(data, static_cast<int>(n), MPI_FLOAT, root, MPI_COMM_WORLD));
-  }));
+float MpiTransport::all_reduce_scalar(float value, CollectiveLabel label) {
+  wait(all_reduce_async(&value, 1, label));
+  return value;
+}
+
+void MpiTransport::broadcast(void* data, std::size_t bytes, int root) {
+  const int count = checked_count(bytes);
+  MPI_Comm comm = impl_->train_comm;
+  impl_->wait(impl_->post({0, [=](MPI_Request* r) { DDPSIM_MPI_CHECK(MPI_Ibcast(data, count, MPI_BYTE, root, comm, r)); },
+                           {CollectiveLabel::Kind::kBroadcast, -1, -1}, true}));
 }
 
 void MpiTransport::barrier() {
-  impl_->wait(impl_->post([] { DDPSIM_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); }));
+  MPI_Comm comm = impl_->sync_comm;
+  impl_->wait(impl_->post(
+      {0, [=](MPI_Request* r) { DDPSIM_MPI_CHECK(MPI_Ibarrier(comm, r)); }, {CollectiveLabel::Kind::kBarrier, -1, -1}, false}));
 }
 
 }  // namespace ddpsim::real

@@ -1,7 +1,11 @@
 #pragma once
 // MPI transport: every MPI call runs on one communication thread, fed by a
 // queue, so an all-reduce progresses while the main thread computes the rest
-// of backward (MPI_THREAD_SERIALIZED is all it needs).
+// of backward (MPI_THREAD_SERIALIZED is all it needs). Collectives are
+// non-blocking and polled, so the same thread also runs the watchdog: when
+// one makes no progress for `timeout_s`, it asks every rank where it is (on
+// a communicator of its own), prints who is missing from which collective,
+// and aborts every rank (MPI_Abort), leaving no process behind.
 
 #include <memory>
 
@@ -12,16 +16,19 @@ namespace ddpsim::real {
 class MpiTransport final : public Transport {
  public:
   /// Initialises MPI (MPI_Init_thread) and starts the communication thread.
-  MpiTransport(int* argc, char*** argv);
+  /// `timeout_s` <= 0 turns the watchdog off.
+  MpiTransport(int* argc, char*** argv, double timeout_s);
   ~MpiTransport() override;  ///< drains the queue, stops the thread, finalises MPI
   MpiTransport(const MpiTransport&) = delete;
   MpiTransport& operator=(const MpiTransport&) = delete;
 
   int rank() const override;
   int world_size() const override;
-  std::uint64_t all_reduce_async(float* data, std::size_t n) override;
-  void wait(std::uint64_t ticket) override;
-  void broadcast(float* data, std::size_t n, int root) override;
+  std::string name() const override { return "mpi"; }
+  std::uint64_t all_reduce_async(float* data, std::size_t n, CollectiveLabel label) override;
+  CollectiveTimes wait(std::uint64_t ticket) override;
+  float all_reduce_scalar(float value, CollectiveLabel label) override;
+  void broadcast(void* data, std::size_t bytes, int root) override;
   void barrier() override;
 
  private:

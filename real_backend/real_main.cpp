@@ -10,11 +10,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "real_backend/mpi_transport.hpp"
+#include "real_backend/nccl_transport.hpp"
 #include "real_backend/trainer.hpp"
 
 namespace {
@@ -37,37 +42,44 @@ nlohmann::json read_json(const std::string& path) {
 }
 
 // The partitioning proof from each rank's example-ID log: per epoch, every
-// example once (bar the padding DistributedSampler documents), and a new order.
-int audit(const std::string& prefix, int world, std::int64_t dataset_size) {
-  std::vector<std::vector<std::vector<std::int64_t>>> ids;  // rank, epoch, ids
-  for (int r = 0; r < world; ++r) ids.push_back(read_json(fmt::format("{}.rank{}.json", prefix, r)).at("ids_per_epoch"));
-  const std::size_t epochs = ids.front().size();
-  const std::int64_t padding = (world - dataset_size % world) % world;
-  bool ok = true;
-  std::vector<std::int64_t> previous;
-  for (std::size_t e = 0; e < epochs; ++e) {
-    std::vector<int> seen(static_cast<std::size_t>(dataset_size), 0);
-    std::vector<std::int64_t> order;
+// example once (bar the padding DistributedSampler documents), and a new
+// order. Several runs (a run and its resumption, on other world sizes) are
+// merged epoch by epoch.
+int audit(const std::vector<std::string>& prefixes, std::int64_t dataset_size) {
+  std::map<int, std::vector<std::int64_t>> order;  // epoch -> IDs, every rank of every run
+  std::map<int, std::int64_t> padding;             // epoch -> duplicates the sampler's padding allows
+  for (const std::string& prefix : prefixes) {
+    const int world = read_json(prefix + ".rank0.json").at("world_size").get<int>();
     for (int r = 0; r < world; ++r) {
-      for (std::int64_t id : ids[static_cast<std::size_t>(r)].at(e)) {
-        if (id < 0 || id >= dataset_size) throw CLI::ValidationError(fmt::format("example ID {} out of range", id));
-        ++seen[static_cast<std::size_t>(id)];
-        order.push_back(id);
+      const nlohmann::json log = read_json(fmt::format("{}.rank{}.json", prefix, r));
+      for (const auto& e : log.at("epochs")) {
+        const int epoch = e.at("epoch").get<int>();
+        for (std::int64_t id : e.at("ids").get<std::vector<std::int64_t>>()) {
+          if (id < 0 || id >= dataset_size) throw CLI::ValidationError(fmt::format("example ID {} out of range", id));
+          order[epoch].push_back(id);
+        }
+        padding[epoch] = std::max(padding[epoch], (world - dataset_size % world) % world);
       }
     }
+  }
+  bool ok = !order.empty();
+  const std::vector<std::int64_t>* previous = nullptr;
+  for (const auto& [epoch, ids] : order) {
+    std::vector<int> seen(static_cast<std::size_t>(dataset_size), 0);
+    for (std::int64_t id : ids) ++seen[static_cast<std::size_t>(id)];
     std::int64_t duplicates = 0, omissions = 0;
     for (int c : seen) {
       duplicates += c > 1 ? c - 1 : 0;
       omissions += c == 0;
     }
-    const bool same_order = e > 0 && order == previous;
-    const bool epoch_ok = duplicates <= padding && omissions == 0 && !same_order;
-    fmt::print("epoch {}: {} examples seen, {} duplicate(s) (padding allows {}), {} omission(s), {}: {}\n", e,
-               order.size(), duplicates, padding, omissions,
-               e == 0 ? "first epoch" : same_order ? "same order as the previous epoch" : "new order",
+    const bool same_order = previous && ids == *previous;
+    const bool epoch_ok = duplicates <= padding[epoch] && omissions == 0 && !same_order;
+    fmt::print("epoch {}: {} examples seen, {} duplicate(s) (padding allows {}), {} omission(s), {}: {}\n", epoch,
+               ids.size(), duplicates, padding[epoch], omissions,
+               !previous ? "first epoch" : same_order ? "same order as the previous epoch" : "new order",
                epoch_ok ? "ok" : "FAILED");
     ok = ok && epoch_ok;
-    previous = std::move(order);
+    previous = &ids;
   }
   return ok ? 0 : 1;
 }
@@ -102,6 +114,7 @@ int report(const std::vector<std::string>& prefixes) {
   return 0;
 }
 
+// rtol 0 asks for bit-identical parameters.
 int compare(const std::string& a, const std::string& b, double rtol) {
   const auto x = read_floats(a), y = read_floats(b);
   if (x.size() != y.size() || x.empty()) {
@@ -114,31 +127,92 @@ int compare(const std::string& a, const std::string& b, double rtol) {
     const double d = std::fabs(static_cast<double>(x[i]) - y[i]) / std::max(1e-3, std::fabs(static_cast<double>(x[i])));
     if (d > worst) worst = d, at = i;
   }
-  fmt::print("{} parameters, largest relative difference {:.3g} (parameter {}), tolerance {:.3g}: {}\n", x.size(), worst,
-             at, rtol, worst <= rtol ? "equal" : "DIFFERENT");
-  return worst <= rtol ? 0 : 1;
+  const bool identical = std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+  const bool ok = rtol == 0 ? identical : worst <= rtol;
+  fmt::print("{} parameters, largest relative difference {:.3g} (parameter {}), bit-identical: {}, tolerance {:.3g}: {}\n",
+             x.size(), worst, at, identical ? "yes" : "no", rtol, ok ? "equal" : "DIFFERENT");
+  return ok ? 0 : 1;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  return gethostname(name, sizeof name - 1) == 0 ? name : "unknown";
+}
+
+// PREFIX.rank<r>.json: the simulator's per-rank field names, per step, plus
+// where and what was measured.
+void write_rank_json(const std::string& prefix, const ddpsim::real::Transport& t, const std::string& device,
+                     const TrainerOptions& o, const std::string& widths, const ddpsim::real::TrainResult& r) {
+  nlohmann::ordered_json j;
+  j["rank"] = t.rank();
+  j["world_size"] = t.world_size();
+  j["host"] = host_name();
+  j["device"] = device;
+  j["transport"] = t.name();
+  j["sizes"] = {{"widths", widths},
+                {"parameters", r.parameters.size()},
+                {"gradient_bytes", r.parameters.size() * sizeof(float)},
+                {"bucket_bytes", r.bucket_bytes},
+                {"dataset_size", o.dataset_size}};
+  j["batch_size"] = o.batch_size;
+  j["resumed_from_step"] = r.resumed_from_step;
+  nlohmann::ordered_json epochs = nlohmann::ordered_json::array();
+  for (const auto& e : r.epochs) epochs.push_back({{"epoch", e.epoch}, {"ids", e.ids}});
+  j["epochs"] = std::move(epochs);
+  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+  for (const auto& s : r.steps) {
+    steps.push_back({{"iteration", s.iteration},
+                     {"epoch", s.epoch},
+                     {"examples", s.examples},
+                     {"skipped", s.skipped},
+                     {"data_ms", s.data_ms},
+                     {"compute_ms", s.compute_ms},
+                     {"collective_ms", s.collective_ms},
+                     {"exposed_comm_ms", s.exposed_comm_ms},
+                     {"wait_ms", nullptr},  // not separable from collective time on one rank: docs/validation.md
+                     {"forward_compute_ms", s.forward_compute_ms},
+                     {"backward_compute_ms", s.backward_compute_ms},
+                     {"backward_comm_ms", s.backward_comm_ms},
+                     {"backward_overlap_ms", s.backward_overlap_ms},
+                     {"step_ms", s.step_ms}});
+  }
+  j["steps"] = std::move(steps);
+  std::ofstream(fmt::format("{}.rank{}.json", prefix, t.rank())) << j.dump(2) << "\n";
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"ddpsim-real: a real DDP trainer (MPI on CPUs) that measures itself"};
+  CLI::App app{"ddpsim-real: a real DDP trainer (MPI on CPUs, NCCL on GPUs) that measures itself"};
   app.require_subcommand(1);
   TrainerOptions o;
-  std::string widths = "8,64,64,1", params_out, json_prefix;
+  std::string widths = "8,64,64,1", params_out, json_prefix, device = "cpu";
+  std::vector<std::string> faults;
   bool no_shuffle = false;
-  CLI::App* train = app.add_subcommand("train", "Train; run one process per rank under mpirun");
+  double timeout_s = 600;
+  CLI::App* train = app.add_subcommand("train", "Train; run one process per rank under mpirun (or srun)");
   train->add_option("--widths", widths, "Layer widths: input,hidden...,output (default 8,64,64,1)");
   train->add_option("--dataset-size", o.dataset_size, "Synthetic examples (default 128)")->check(CLI::PositiveNumber);
   train->add_option("--batch-size", o.batch_size, "Per rank (default 8)")->check(CLI::PositiveNumber);
   train->add_option("--epochs", o.epochs, "Default 1")->check(CLI::PositiveNumber);
-  train->add_option("--max-steps", o.max_steps, "Stop after this many steps");
+  train->add_option("--max-steps", o.max_steps, "Stop once this many steps are done, resumed ones included");
   train->add_option("--seed", o.seed, "Default 0");
   train->add_option("--lr", o.lr, "Default 0.01");
   train->add_option("--momentum", o.momentum, "Default 0.9");
   train->add_option("--bucket-cap-mb", o.bucket_cap_mb, "Default 25")->check(CLI::PositiveNumber);
   train->add_option("--first-bucket-mb", o.first_bucket_mb, "Default 1")->check(CLI::PositiveNumber);
   train->add_flag("--no-shuffle", no_shuffle, "DistributedSampler(shuffle=False)");
+  train->add_option("--device", device, "cpu (MPI transport) or gpu (NCCL transport; needs a CUDA build)")
+      ->check(CLI::IsMember({"cpu", "gpu"}));
+  train->add_option("--fault", faults, "skip-backward:rank=R,iter=I or kill:rank=R,step=S (repeatable)");
+  train->add_flag("--symmetric-skip", o.symmetric_skip, "Ranks agree on skipping backward (one-element all-reduce first)");
+  train->add_option("--timeout-s", timeout_s, "Watchdog: abort every rank when a collective makes no progress this long "
+                                              "(default 600, as NCCL's; 0: off)")
+      ->check(CLI::NonNegativeNumber);
+  train->add_option("--checkpoint-dir", o.checkpoint_dir, "Rank 0 checkpoints here");
+  train->add_option("--checkpoint-every", o.checkpoint_every, "Steps between checkpoints (0: never)")->check(CLI::NonNegativeNumber);
+  train->add_option("--keep-checkpoints", o.keep_checkpoints, "Newest checkpoints kept (default 3)")->check(CLI::PositiveNumber);
+  train->add_flag("--resume", o.resume, "Start from the newest valid checkpoint in --checkpoint-dir");
   train->add_option("--params", params_out, "Rank 0 writes the final parameters here (raw fp32)");
   train->add_option("--json", json_prefix, "Each rank writes PREFIX.rank<r>.json: timings and example IDs");
   std::string a, b;
@@ -146,13 +220,11 @@ int main(int argc, char** argv) {
   CLI::App* cmp = app.add_subcommand("compare", "Compare two --params files");
   cmp->add_option("a", a)->required();
   cmp->add_option("b", b)->required();
-  cmp->add_option("--rtol", rtol, "Relative tolerance (default 1e-5)");
-  std::string audit_prefix;
-  int audit_world = 1;
+  cmp->add_option("--rtol", rtol, "Relative tolerance (default 1e-5; 0: bit-identical)")->check(CLI::NonNegativeNumber);
+  std::vector<std::string> audit_prefixes;
   std::int64_t audit_n = 0;
-  CLI::App* aud = app.add_subcommand("audit", "Check the example-ID logs of a train --json run");
-  aud->add_option("prefix", audit_prefix, "The --json prefix of the run")->required();
-  aud->add_option("--world-size", audit_world, "Ranks of the run")->required()->check(CLI::PositiveNumber);
+  CLI::App* aud = app.add_subcommand("audit", "Check the example-ID logs of train --json runs (a run and its resumptions)");
+  aud->add_option("prefixes", audit_prefixes, "The --json prefixes")->required();
   aud->add_option("--dataset-size", audit_n, "Examples")->required()->check(CLI::PositiveNumber);
   std::vector<std::string> report_prefixes;
   CLI::App* rep = app.add_subcommand("report", "Throughput and scaling efficiency of train --json runs");
@@ -161,78 +233,82 @@ int main(int argc, char** argv) {
   int sweep_iters = 5;
   std::string sweep_json;
   CLI::App* sweep = app.add_subcommand("allreduce-sweep", "Time all-reduces from 8 B to 256 MiB (algbw, busbw); under mpirun");
-  sweep->add_option("--min-bytes", min_bytes, "Default 8")->check(CLI::Range(std::int64_t{4}, std::int64_t{1} << 34));
-  sweep->add_option("--max-bytes", max_bytes, "Default 256 MiB")->check(CLI::Range(std::int64_t{4}, std::int64_t{1} << 34));
+  sweep->add_option("--min-bytes", min_bytes, "Default 8")->check(CLI::Range(std::int64_t{4}, std::int64_t{1} << 31));
+  sweep->add_option("--max-bytes", max_bytes, "Default 256 MiB")->check(CLI::Range(std::int64_t{4}, std::int64_t{1} << 31));
   sweep->add_option("--iters", sweep_iters, "Timed repetitions per size (default 5)")->check(CLI::PositiveNumber);
+  sweep->add_option("--device", device, "cpu (MPI) or gpu (NCCL)")->check(CLI::IsMember({"cpu", "gpu"}));
   sweep->add_option("--json", sweep_json, "Rank 0 writes the sweep here");
   try {
     app.parse(argc, argv);
     o.shuffle = !no_shuffle;
+    for (const std::string& f : faults) o.faults.push_back(ddpsim::real::parse_fault(f));
     std::vector<int> w;
     std::stringstream ss(widths);
     for (std::string item; std::getline(ss, item, ',');) w.push_back(std::stoi(item));
-    if (w.size() < 2) throw CLI::ValidationError("--widths needs at least input and output");
+    if (w.size() < 2) throw std::invalid_argument("--widths needs at least input and output");
+    if (std::any_of(w.begin(), w.end(), [](int v) { return v < 1; })) throw std::invalid_argument("--widths must be positive");
     o.shape.input = w.front();
     o.shape.output = w.back();
     o.shape.hidden.assign(w.begin() + 1, w.end() - 1);
+    if ((o.resume || o.checkpoint_every > 0) && o.checkpoint_dir.empty()) {
+      throw std::invalid_argument("--resume and --checkpoint-every need --checkpoint-dir");
+    }
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return 2;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "ddpsim-real: error: bad --widths '{}': {}\n", widths, e.what());
+    fmt::print(stderr, "ddpsim-real: error: {}\n", e.what());
     return 2;
   }
   try {
     if (*cmp) return compare(a, b, rtol);
-    if (*aud) return audit(audit_prefix, audit_world, audit_n);
+    if (*aud) return audit(audit_prefixes, audit_n);
     if (*rep) return report(report_prefixes);
-    ddpsim::real::MpiTransport transport(&argc, &argv);
+    ddpsim::real::MpiTransport mpi(&argc, &argv, *train ? timeout_s : 0);
+    std::unique_ptr<ddpsim::real::Transport> nccl;
+    if (device == "gpu") nccl = ddpsim::real::make_nccl_transport(mpi);
+    ddpsim::real::Transport& transport = nccl ? *nccl : static_cast<ddpsim::real::Transport&>(mpi);
+    const int rank = transport.rank();
     if (*sweep) {
-      const auto rows = ddpsim::real::allreduce_sweep(transport, min_bytes, max_bytes, sweep_iters);
-      if (transport.rank() == 0) {
-        fmt::print("{:>12}  {:>12}  {:>12}  {:>12}   (W = {}, nccl-tests' definitions)\n", "bytes", "time_us",
-                   "algbw_GBps", "busbw_GBps", transport.world_size());
+      const auto floats = static_cast<std::size_t>(max_bytes / 4 + 1);
+      std::vector<float> host(device == "cpu" ? floats : 0, 0.0f);
+      ddpsim::real::DeviceBuffer gpu(device == "gpu" ? floats : 0);
+      const auto rows = ddpsim::real::allreduce_sweep(transport, device == "cpu" ? host.data() : gpu.data(), min_bytes,
+                                                      max_bytes, sweep_iters);
+      if (rank == 0) {
+        fmt::print("{:>12}  {:>12}  {:>12}  {:>12}   (W = {}, {}, nccl-tests' definitions)\n", "bytes", "time_us",
+                   "algbw_GBps", "busbw_GBps", transport.world_size(), transport.name());
         nlohmann::ordered_json j = nlohmann::ordered_json::array();
         for (const auto& r : rows) {
           fmt::print("{:>12}  {:>12.2f}  {:>12.4f}  {:>12.4f}\n", r.bytes, r.time_us, r.algbw_GBps, r.busbw_GBps);
           j.push_back({{"bytes", r.bytes}, {"time_us", r.time_us}, {"algbw_GBps", r.algbw_GBps}, {"busbw_GBps", r.busbw_GBps}});
         }
         if (!sweep_json.empty()) {
-          std::ofstream(sweep_json) << nlohmann::ordered_json{{"transport", "mpi"}, {"world_size", transport.world_size()}, {"sweep", j}}.dump(2) << "\n";
+          std::ofstream(sweep_json) << nlohmann::ordered_json{{"transport", transport.name()}, {"host", host_name()},
+                                                              {"world_size", transport.world_size()}, {"sweep", j}}
+                                           .dump(2)
+                                    << "\n";
         }
       }
       transport.barrier();
       return 0;
     }
-    const auto result = ddpsim::real::train(transport, o);
-    const int rank = transport.rank();
+    o.log = [](const std::string& m) { fmt::print("{}\n", m); std::fflush(stdout); };
+    const auto config = ddpsim::real::replica_config(o, transport.world_size());
+    auto replica = device == "gpu" ? ddpsim::real::make_gpu_replica(config) : ddpsim::real::make_cpu_replica(config);
+    const auto result = ddpsim::real::train(transport, *replica, o);
     if (rank == 0 && !params_out.empty()) {
       std::ofstream out(params_out, std::ios::binary);
       out.write(reinterpret_cast<const char*>(result.parameters.data()),
                 static_cast<std::streamsize>(result.parameters.size() * sizeof(float)));
     }
-    if (!json_prefix.empty()) {
-      nlohmann::ordered_json j;
-      j["rank"] = rank;
-      j["world_size"] = transport.world_size();
-      j["transport"] = "mpi";
-      j["batch_size"] = o.batch_size;
-      j["bucket_bytes"] = result.bucket_bytes;
-      j["ids_per_epoch"] = result.ids_per_epoch;
-      nlohmann::ordered_json steps = nlohmann::ordered_json::array();
-      for (const auto& s : result.steps) {
-        steps.push_back({{"iteration", s.iteration}, {"data_ms", s.data_ms}, {"compute_ms", s.compute_ms},
-                         {"exposed_comm_ms", s.exposed_comm_ms}, {"step_ms", s.step_ms}});
-      }
-      j["steps"] = std::move(steps);
-      std::ofstream(fmt::format("{}.rank{}.json", json_prefix, rank)) << j.dump(2) << "\n";
-    }
+    if (!json_prefix.empty()) write_rank_json(json_prefix, transport, replica->device(), o, widths, result);
     transport.barrier();
-    if (rank == 0) fmt::print("trained {} steps on {} rank(s)\n", result.steps.size(), transport.world_size());
+    if (rank == 0) fmt::print("trained {} steps on {} rank(s) ({})\n", result.steps.size(), transport.world_size(), transport.name());
   } catch (const std::exception& e) {
-    fmt::print(stderr, "ddpsim-real: internal error: {}\n", e.what());
+    fmt::print(stderr, "ddpsim-real: error: {}\n", e.what());
     return 1;
   }
   return 0;

@@ -1,25 +1,108 @@
 #include "real_backend/trainer.hpp"
 
-#include <chrono>
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <regex>
 #include <stdexcept>
 
 #include "models/reducer.hpp"
+#include "models/restart.hpp"
 #include "models/sampler.hpp"
-#include "real_backend/grad_buckets.hpp"
+#include "real_backend/checkpoint.hpp"
 #include "sim/random.hpp"
 
 namespace ddpsim::real {
 namespace {
 
 constexpr std::uint64_t kDataStream = 0x53594e5448444154ULL;  // "SYNTHDAT"
+using Label = CollectiveLabel;
 
-// Wall-clock time is the measurement here, never a simulation input.
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+// Where training stands: what a checkpoint holds besides the tensors.
+struct Position {
+  std::int64_t step = 0;
+  int epoch = 0;
+  int steps_in_epoch = 0;
+  bool elastic_epoch = false;
+  int world_size = 1;
+  std::vector<std::int64_t> epoch_consumed;
+};
+
+// One epoch's work: every rank's example IDs (each rank computes all of them,
+// so rank 0 knows what the whole job consumed), the steps, the first to run.
+struct EpochPlan {
+  std::vector<std::vector<std::int64_t>> ranks;
+  std::vector<std::int64_t> consumed_before;  // elastic: IDs taken before the plan started
+  int steps = 0;
+  int first_step = 0;
+  bool elastic = false;
+
+  std::vector<std::int64_t> consumed_after(int steps_done, int batch) const {
+    std::vector<std::int64_t> ids = consumed_before;
+    for (const auto& r : ranks) {
+      const auto n = std::min(r.size(), static_cast<std::size_t>(steps_done) * static_cast<std::size_t>(batch));
+      ids.insert(ids.end(), r.begin(), r.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+    return ids;
+  }
+};
+
+EpochPlan plan_epoch(const TrainerOptions& o, int world, int epoch, const Position& at) {
+  const models::SamplerConfig sampler{o.dataset_size, world, o.shuffle, o.seed, false};
+  EpochPlan plan;
+  const bool resuming_here = epoch == at.epoch && !at.epoch_consumed.empty();
+  if (resuming_here && (at.elastic_epoch || at.world_size != world)) {
+    // The simulator's elastic rule: the epoch's order without what was consumed, rank-strided, no padding.
+    std::vector<std::int64_t> order = at.epoch_consumed;
+    const auto rest = models::epoch_order(sampler, epoch);
+    order.insert(order.end(), rest.begin(), rest.end());
+    auto resumed = models::resume_epoch(order, o.dataset_size, static_cast<std::int64_t>(at.epoch_consumed.size()), world);
+    plan.ranks = std::move(resumed.ranks);
+    plan.consumed_before = at.epoch_consumed;
+    std::size_t longest = 0;
+    for (const auto& r : plan.ranks) longest = std::max(longest, r.size());
+    // Every rank runs the same number of steps; the last batches may be short (or empty).
+    plan.steps = static_cast<int>((longest + static_cast<std::size_t>(o.batch_size) - 1) / static_cast<std::size_t>(o.batch_size));
+    plan.elastic = true;
+    return plan;
+  }
+  for (int r = 0; r < world; ++r) plan.ranks.push_back(models::rank_indices(sampler, epoch, r));  // set_epoch(epoch)
+  plan.steps = static_cast<int>(plan.ranks.front().size() / static_cast<std::size_t>(o.batch_size));  // drop the ragged tail
+  plan.first_step = epoch == at.epoch ? at.steps_in_epoch : 0;
+  return plan;
+}
+
+bool has_fault(const TrainerOptions& o, Fault::Kind kind, int rank, std::int64_t iteration) {
+  return std::any_of(o.faults.begin(), o.faults.end(),
+                     [&](const Fault& f) { return f.kind == kind && f.rank == rank && f.iteration == iteration; });
+}
+
+// Rank 0's bytes to every rank: the length first, then the bytes.
+void broadcast_bytes(Transport& t, std::string& bytes) {
+  std::uint64_t size = bytes.size();
+  t.broadcast(&size, sizeof size, 0);
+  bytes.resize(size);
+  if (size > 0) t.broadcast(bytes.data(), size, 0);
+}
+
+void log(const TrainerOptions& o, int rank, const std::string& message) {
+  if (rank == 0 && o.log) o.log(message);
 }
 
 }  // namespace
+
+Fault parse_fault(const std::string& text) {
+  static const std::regex kSyntax(R"((skip-backward|kill):rank=(\d{1,6}),(iter|step)=(\d{1,9}))");
+  std::smatch m;
+  if (!std::regex_match(text, m, kSyntax)) {
+    throw std::invalid_argument(fmt::format(
+        "--fault '{}': expected skip-backward:rank=R,iter=I or kill:rank=R,step=S (R, I, S non-negative integers)", text));
+  }
+  return {m[1] == "kill" ? Fault::Kind::kKill : Fault::Kind::kSkipBackward, std::stoi(m[2]), std::stoi(m[4])};
+}
 
 void synthetic_example(std::uint64_t seed, std::int64_t id, int input, int output, float* x, float* y) {
   sim::Rng rng = sim::Rng::for_stream(seed, {kDataStream, static_cast<std::uint64_t>(id)});
@@ -31,77 +114,154 @@ void synthetic_example(std::uint64_t seed, std::int64_t id, int input, int outpu
   for (int o = 0; o < output; ++o) y[o] = static_cast<float>(std::tanh(s + 0.1 * o));
 }
 
-TrainResult train(Transport& t, const TrainerOptions& o) {
-  const int rank = t.rank(), world = t.world_size();
-  Mlp model(o.shape, o.seed);
-  // Every rank starts from rank 0's parameters, as DDP's constructor does.
-  t.broadcast(model.parameters().data(), model.parameter_count(), 0);
-  SgdMomentum optimizer(o.lr, o.momentum, model.parameter_count());
-
+ReplicaConfig replica_config(const TrainerOptions& o, int world_size) {
+  const Mlp shape_only(o.shape, o.seed);
   models::DdpConfig ddp;
   ddp.bucket_cap_bytes = models::bucket_bytes(o.bucket_cap_mb);
   ddp.first_bucket_bytes = models::bucket_bytes(o.first_bucket_mb);
-  const auto buckets = *models::rebuilt_buckets(model.spec(), ddp);
-  GradBuckets reducer(model, buckets, world);
-  TrainResult out;
-  for (const auto& b : buckets) out.bucket_bytes.push_back(b.bytes);
+  return {o.shape, o.seed, *models::rebuilt_buckets(shape_only.spec(), ddp), world_size, o.lr, o.momentum};
+}
 
-  const models::SamplerConfig sampler{o.dataset_size, world, o.shuffle, o.seed, false};
-  Mlp::Matrix x(o.batch_size, o.shape.input), y(o.batch_size, o.shape.output);
-  int step = 0;
-  for (int epoch = 0; epoch < o.epochs && (o.max_steps < 0 || step < o.max_steps); ++epoch) {
-    const std::vector<std::int64_t> mine = models::rank_indices(sampler, epoch, rank);  // set_epoch(epoch)
-    out.ids_per_epoch.emplace_back();
-    const auto batches = static_cast<std::int64_t>(mine.size()) / o.batch_size;  // drop the ragged tail
-    for (std::int64_t b = 0; b < batches && (o.max_steps < 0 || step < o.max_steps); ++b, ++step) {
-      StepTiming timing;
-      timing.iteration = step;
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < o.batch_size; ++i) {
-        const std::int64_t id = mine[static_cast<std::size_t>(b * o.batch_size + i)];
-        out.ids_per_epoch.back().push_back(id);
-        synthetic_example(o.seed, id, o.shape.input, o.shape.output, x.row(i).data(), y.row(i).data());
+TrainResult train(Transport& t, Replica& model, const TrainerOptions& o) {
+  const int rank = t.rank(), world = t.world_size();
+  TrainResult out;
+  for (const auto& b : replica_config(o, world).buckets) out.bucket_bytes.push_back(b.bytes);
+  std::vector<float> params, momentum;
+  model.get_state(params, momentum);
+  t.broadcast(params.data(), params.size() * sizeof(float), 0);  // rank 0's parameters, as DDP's constructor
+  model.set_state(params, momentum);
+
+  Position at{0, 0, 0, false, world, {}};
+  if (o.resume) {
+    std::string blob;
+    if (rank == 0) {
+      const LoadedCheckpoint loaded = load_newest_valid(o.checkpoint_dir);
+      for (const std::string& m : loaded.messages) log(o, rank, m);
+      if (loaded.state) blob = encode_checkpoint(*loaded.state);
+    }
+    broadcast_bytes(t, blob);
+    if (!blob.empty()) {
+      TrainState s = decode_checkpoint(blob, "the checkpoint broadcast by rank 0");
+      if (s.seed != o.seed) throw std::runtime_error(fmt::format("checkpoint seed {} differs from --seed {}", s.seed, o.seed));
+      model.set_state(s.parameters, s.momentum);
+      at = {s.step, s.epoch, s.steps_in_epoch, s.elastic_epoch, s.world_size, std::move(s.epoch_consumed)};
+      out.resumed_from_step = s.step;
+      if (s.world_size != world) {
+        log(o, rank, fmt::format("elastic resume: written by {} rank(s), resuming on {}; the rest of epoch {} is "
+                                 "spread over the new ranks",
+                                 s.world_size, world, s.epoch));
       }
-      timing.data_ms = ms_since(t0);
-      const auto t1 = std::chrono::steady_clock::now();
-      reducer.reset();
-      std::vector<std::uint64_t> tickets(buckets.size());
-      model.forward_backward(x, y, [&](int tensor) {
-        for (int bucket : reducer.mark_ready(tensor, model.gradients())) {
-          tickets[static_cast<std::size_t>(bucket)] =
-              t.all_reduce_async(reducer.buffer(bucket).data(), reducer.buffer(bucket).size());
-        }
-      });
-      const double backward_done = ms_since(t1);
-      const auto t2 = std::chrono::steady_clock::now();
-      for (std::size_t bucket = 0; bucket < buckets.size(); ++bucket) {
-        t.wait(tickets[bucket]);
-        reducer.unpack(static_cast<int>(bucket), model.gradients());
-      }
-      timing.exposed_comm_ms = ms_since(t2);
-      const auto t3 = std::chrono::steady_clock::now();
-      optimizer.step(model.parameters(), model.gradients());
-      timing.compute_ms = backward_done + ms_since(t3);
-      timing.step_ms = ms_since(t0);
-      out.steps.push_back(timing);
     }
   }
-  out.parameters = model.parameters();
+
+  std::vector<float> x, y;
+  std::int64_t step = at.step;
+  bool stop = false;
+  for (int epoch = at.epoch; epoch < o.epochs && !stop; ++epoch) {
+    const EpochPlan plan = plan_epoch(o, world, epoch, at);
+    const std::vector<std::int64_t>& mine = plan.ranks[static_cast<std::size_t>(rank)];
+    out.epochs.push_back({epoch, {}});
+    for (int b = plan.first_step; b < plan.steps; ++b) {
+      if (o.max_steps >= 0 && step >= o.max_steps) {
+        stop = true;
+        break;
+      }
+      if (has_fault(o, Fault::Kind::kKill, rank, step)) {
+        std::fprintf(stderr, "rank %d: fault kill: SIGKILL at step %lld\n", rank, static_cast<long long>(step));
+        std::fflush(stderr);
+        std::raise(SIGKILL);
+      }
+      StepTiming timing;
+      timing.iteration = static_cast<int>(step);
+      timing.epoch = epoch;
+      const double t0 = steady_ms();
+      const auto begin = std::min(mine.size(), static_cast<std::size_t>(b) * static_cast<std::size_t>(o.batch_size));
+      const auto end = std::min(mine.size(), begin + static_cast<std::size_t>(o.batch_size));
+      timing.examples = static_cast<int>(end - begin);
+      x.assign(static_cast<std::size_t>(timing.examples * o.shape.input), 0.0f);
+      y.assign(static_cast<std::size_t>(timing.examples * o.shape.output), 0.0f);
+      for (std::size_t i = begin; i < end; ++i) {
+        const std::size_t row = i - begin;
+        out.epochs.back().ids.push_back(mine[i]);
+        synthetic_example(o.seed, mine[i], o.shape.input, o.shape.output, x.data() + row * static_cast<std::size_t>(o.shape.input),
+                          y.data() + row * static_cast<std::size_t>(o.shape.output));
+      }
+      const double t1 = steady_ms();
+      timing.data_ms = t1 - t0;
+      model.forward(x.data(), y.data(), timing.examples);
+      const double t2 = steady_ms();
+      timing.forward_compute_ms = t2 - t1;
+      bool skip = has_fault(o, Fault::Kind::kSkipBackward, rank, step);
+      if (o.symmetric_skip) skip = t.all_reduce_scalar(skip ? 1.0f : 0.0f, {Label::Kind::kSkipVote, timing.iteration, -1}) > 0;
+      timing.skipped = skip;
+      if (skip) {
+        log(o, rank, fmt::format("iteration {}: backward skipped{}", step, o.symmetric_skip ? " by every rank (vote)" : ""));
+      } else {
+        std::vector<std::uint64_t> tickets;
+        double first_launch = -1;
+        const double backward_start = steady_ms();
+        model.backward([&](int bucket, float* data, std::size_t n) {
+          if (first_launch < 0) first_launch = steady_ms();
+          tickets.push_back(t.all_reduce_async(data, n, {Label::Kind::kBucketAllReduce, timing.iteration, bucket}));
+        });
+        const double backward_end = steady_ms();
+        double last_done = backward_end;
+        for (std::size_t bucket = 0; bucket < tickets.size(); ++bucket) {
+          const CollectiveTimes c = t.wait(tickets[bucket]);
+          model.unpack(static_cast<int>(bucket));
+          timing.collective_ms += c.finished_ms - c.started_ms;
+          last_done = std::max(last_done, c.finished_ms);
+        }
+        const double t3 = steady_ms();
+        timing.backward_compute_ms = backward_end - backward_start;
+        timing.backward_comm_ms = first_launch < 0 ? 0 : last_done - first_launch;
+        timing.backward_overlap_ms = first_launch < 0 ? 0 : backward_end - first_launch;
+        timing.exposed_comm_ms = t3 - backward_end;
+        model.optimizer_step();
+        timing.compute_ms = timing.forward_compute_ms + timing.backward_compute_ms + (steady_ms() - t3);
+      }
+      if (skip) timing.compute_ms = timing.forward_compute_ms;
+      timing.step_ms = steady_ms() - t0;
+      out.steps.push_back(timing);
+      ++step;
+      if (rank == 0 && !o.checkpoint_dir.empty() && o.checkpoint_every > 0 && step % o.checkpoint_every == 0) {
+        TrainState s;
+        model.get_state(s.parameters, s.momentum);
+        s.step = step;
+        s.world_size = world;
+        s.seed = o.seed;
+        if (b + 1 == plan.steps) {
+          s.epoch = epoch + 1;  // the epoch is done: the next starts from its beginning
+        } else {
+          s.epoch = epoch;
+          s.steps_in_epoch = b + 1;
+          s.elastic_epoch = plan.elastic;
+          s.epoch_consumed = plan.consumed_after(b + 1, o.batch_size);
+        }
+        log(o, rank, fmt::format("step {}: checkpoint {}", step, write_checkpoint(o.checkpoint_dir, s, o.keep_checkpoints)));
+      }
+    }
+    at = Position{step, epoch + 1, 0, false, world, {}};
+  }
+  t.barrier();  // on its own communicator: never paired with a training collective
+  model.get_state(out.parameters, momentum);
   return out;
 }
 
-std::vector<SweepRow> allreduce_sweep(Transport& t, std::int64_t min_bytes, std::int64_t max_bytes, int iters) {
+std::vector<SweepRow> allreduce_sweep(Transport& t, float* buffer, std::int64_t min_bytes, std::int64_t max_bytes, int iters) {
   std::vector<SweepRow> rows;
   const int w = t.world_size();
-  for (std::int64_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
-    std::vector<float> data(static_cast<std::size_t>(std::max<std::int64_t>(1, bytes / 4)), 1.0f);
-    t.wait(t.all_reduce_async(data.data(), data.size()));  // warm-up
+  int iteration = 0;
+  for (std::int64_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2, ++iteration) {
+    const auto n = static_cast<std::size_t>(std::max<std::int64_t>(1, bytes / 4));
+    const Label label{Label::Kind::kBucketAllReduce, iteration, 0};
+    t.wait(t.all_reduce_async(buffer, n, label));  // warm-up
     t.barrier();
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < iters; ++i) t.wait(t.all_reduce_async(data.data(), data.size()));
+    const double t0 = steady_ms();
+    for (int i = 0; i < iters; ++i) t.wait(t.all_reduce_async(buffer, n, label));
     SweepRow r;
-    r.bytes = static_cast<std::int64_t>(data.size() * 4);
-    r.time_us = ms_since(t0) * 1000 / iters;
+    r.bytes = static_cast<std::int64_t>(n * 4);
+    r.time_us = (steady_ms() - t0) * 1000 / iters;
     r.algbw_GBps = static_cast<double>(r.bytes) / (r.time_us * 1e3);
     r.busbw_GBps = r.algbw_GBps * 2.0 * (w - 1) / w;
     rows.push_back(r);

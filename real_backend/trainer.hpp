@@ -1,52 +1,94 @@
 #pragma once
-// The real data-parallel training loop: each rank holds the full model,
-// trains on its DistributedSampler partition of a synthetic dataset, and
-// averages gradients bucket by bucket as they become ready, overlapping
-// backward, then takes an SGD-with-momentum step.
+// The real data-parallel training loop: each rank holds a full replica,
+// trains on its DistributedSampler partition of a synthetic dataset, averages
+// gradients bucket by bucket as they become ready (overlapping backward) and
+// takes an SGD-with-momentum step. Rank 0 checkpoints the complete state
+// every K steps; a relaunch resumes from the newest valid checkpoint, on the
+// same or a different number of ranks (the simulator's elastic rule,
+// models::resume_epoch). Faults reproduce the seed's hang.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "real_backend/mlp.hpp"
+#include "real_backend/replica.hpp"
 #include "real_backend/transport.hpp"
 
 namespace ddpsim::real {
+
+/// `skip-backward:rank=R,iter=I`: rank R skips backward (and its collectives
+/// and step) in iteration I. `kill:rank=R,step=S`: rank R sends itself SIGKILL
+/// at the start of step S.
+struct Fault {
+  enum class Kind { kSkipBackward, kKill };
+  Kind kind = Kind::kSkipBackward;
+  int rank = 0;
+  int iteration = 0;
+};
+/// Parses the --fault syntax; throws std::invalid_argument saying what was expected.
+Fault parse_fault(const std::string& text);
 
 struct TrainerOptions {
   MlpShape shape{8, {64, 64}, 1};
   std::int64_t dataset_size = 128;
   int batch_size = 8;          ///< per rank
   int epochs = 1;
-  int max_steps = -1;          ///< stop after this many steps in all (-1: all epochs)
+  int max_steps = -1;          ///< stop once this many steps are done in all, resumed ones included (-1: all epochs)
   bool shuffle = true;
   std::uint64_t seed = 0;
   float lr = 0.01f;
   float momentum = 0.9f;
   double bucket_cap_mb = 25;
   double first_bucket_mb = 1;
+  std::vector<Fault> faults;
+  bool symmetric_skip = false;  ///< agree on skipping backward with a one-element all-reduce first
+  std::string checkpoint_dir;   ///< empty: no checkpoints
+  int checkpoint_every = 0;     ///< steps; 0: never
+  int keep_checkpoints = 3;
+  bool resume = false;          ///< start from the newest valid checkpoint in checkpoint_dir
+  std::function<void(const std::string&)> log;  ///< rank 0's messages
 };
 
-/// Per-rank, per-iteration timing, in the simulator's per-rank field names.
+/// Per-rank, per-iteration timing, in the simulator's per-rank field names
+/// (docs/scenario-format.md#json-output); milliseconds of wall-clock time.
 struct StepTiming {
   int iteration = 0;
+  int epoch = 0;
+  int examples = 0;             ///< this rank's batch
+  bool skipped = false;         ///< backward skipped (fault, or the ranks' vote)
   double data_ms = 0;
-  double compute_ms = 0;        ///< forward + backward + optimizer
-  double exposed_comm_ms = 0;   ///< waiting for all-reduces after backward
+  double forward_compute_ms = 0;   ///< forward start -> backward start
+  double backward_compute_ms = 0;  ///< backward start -> end of backward compute
+  double backward_comm_ms = 0;     ///< first bucket launched -> all buckets done
+  double backward_overlap_ms = 0;  ///< first bucket launched -> backward compute end
+  double compute_ms = 0;           ///< forward + backward + optimizer
+  double collective_ms = 0;        ///< bucket all-reduces executing, overlapped or not
+  double exposed_comm_ms = 0;      ///< after backward, waiting for the all-reduces
   double step_ms = 0;
+};
+
+struct EpochIds {
+  int epoch = 0;
+  std::vector<std::int64_t> ids;  ///< in the order this rank consumed them
 };
 
 struct TrainResult {
   std::vector<float> parameters;
   std::vector<StepTiming> steps;
-  std::vector<std::vector<std::int64_t>> ids_per_epoch;  ///< example IDs this rank consumed
+  std::vector<EpochIds> epochs;
   std::vector<std::int64_t> bucket_bytes;
+  std::int64_t resumed_from_step = -1;  ///< -1: started from scratch
 };
 
 /// The synthetic dataset: example `id` is a fixed function of (seed, id).
 void synthetic_example(std::uint64_t seed, std::int64_t id, int input, int output, float* x, float* y);
 
-TrainResult train(Transport& transport, const TrainerOptions& options);
+/// The replica's configuration for these options (buckets from the simulator's reducer).
+ReplicaConfig replica_config(const TrainerOptions& options, int world_size);
+
+TrainResult train(Transport& transport, Replica& replica, const TrainerOptions& options);
 
 /// One row of an all-reduce sweep; algbw = bytes / time, busbw = algbw * 2(W-1)/W (nccl-tests).
 struct SweepRow {
@@ -55,7 +97,9 @@ struct SweepRow {
   double algbw_GBps = 0;
   double busbw_GBps = 0;
 };
-/// Sizes doubling from `min_bytes` to `max_bytes`, every rank taking part.
-std::vector<SweepRow> allreduce_sweep(Transport& transport, std::int64_t min_bytes, std::int64_t max_bytes, int iters);
+/// Sizes doubling from `min_bytes` to `max_bytes`, every rank taking part. `buffer`
+/// holds at least max_bytes in memory the transport reaches.
+std::vector<SweepRow> allreduce_sweep(Transport& transport, float* buffer, std::int64_t min_bytes,
+                                      std::int64_t max_bytes, int iters);
 
 }  // namespace ddpsim::real

@@ -1,24 +1,56 @@
 #pragma once
 // How the real trainer's ranks talk. Summing all-reduces run asynchronously,
 // so they overlap the rest of backward, as DDP's do on their own stream.
-// Two implementations: MPI on CPUs (mpi_transport.cpp), NCCL on GPUs.
+// Two implementations: MPI on CPUs (mpi_transport.cpp), NCCL on GPUs
+// (nccl_transport.cpp, built when CUDA and NCCL are found).
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace ddpsim::real {
+
+/// What a collective is for, so a watchdog can say which one hangs.
+struct CollectiveLabel {
+  enum class Kind : int { kBucketAllReduce, kSkipVote, kBroadcast, kBarrier };
+  Kind kind = Kind::kBucketAllReduce;
+  int iteration = -1;  ///< training step, -1 outside the loop
+  int bucket = -1;     ///< for bucket all-reduces
+  bool operator==(const CollectiveLabel&) const = default;
+};
+/// "all_reduce of bucket 0 (iteration 9)", "broadcast", ...
+std::string describe(const CollectiveLabel& label);
+
+/// When a collective ran, in milliseconds of the process's steady clock.
+struct CollectiveTimes {
+  double started_ms = 0;   ///< the transport began it (all earlier ones done)
+  double finished_ms = 0;  ///< the transport saw it complete
+};
 
 class Transport {
  public:
   virtual ~Transport() = default;
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
-  /// Starts summing `n` floats at `data` across all ranks, in place. The
-  /// buffer must stay alive and untouched until wait(ticket) returns.
-  virtual std::uint64_t all_reduce_async(float* data, std::size_t n) = 0;
-  virtual void wait(std::uint64_t ticket) = 0;
-  virtual void broadcast(float* data, std::size_t n, int root) = 0;
+  /// "mpi" or "nccl".
+  virtual std::string name() const = 0;
+  /// Starts summing `n` floats at `data` (memory the transport reaches: host
+  /// for MPI, device for NCCL) across all ranks, in place, after
+  /// every collective started before it. The buffer must stay alive and
+  /// untouched until wait(ticket) returns. Training collectives are numbered
+  /// in this order (their sequence number), as NCCL and MPI match them.
+  virtual std::uint64_t all_reduce_async(float* data, std::size_t n, CollectiveLabel label) = 0;
+  virtual CollectiveTimes wait(std::uint64_t ticket) = 0;
+  /// Sums one host float across all ranks (a training collective), blocking.
+  virtual float all_reduce_scalar(float value, CollectiveLabel label) = 0;
+  /// Broadcasts `bytes` bytes of host memory from `root`.
+  virtual void broadcast(void* data, std::size_t bytes, int root) = 0;
+  /// A barrier on a communicator of its own: it synchronises the ranks but
+  /// can never be paired with a training collective.
   virtual void barrier() = 0;
 };
+
+/// Milliseconds on the steady clock (the clock CollectiveTimes use).
+double steady_ms();
 
 }  // namespace ddpsim::real

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake g++ make pkg-config
   libyaml-cpp-dev libeigen3-dev doctest-dev libcli11-dev
-  nlohmann-json3-dev libfmt-dev libbenchmark-dev
+  nlohmann-json3-dev libfmt-dev libbenchmark-dev libssl-dev
   openmpi-bin libopenmpi-dev
 )
 

@@ -1,0 +1,53 @@
+#pragma once
+// The trainer's complete state, checkpointed by rank 0 every K steps:
+// atomically (temporary file, fsync, rename, fsync of the directory), with a
+// SHA-256 checksum, keeping the newest few. Resume takes the newest file that
+// passes its checksum and says why it skipped any other (last known good).
+//
+// File layout (little-endian): "DDPSIMCK", u64 header length, header JSON,
+// parameters (fp32), momentum (fp32), SHA-256 of everything before it.
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ddpsim::real {
+
+struct TrainState {
+  std::vector<float> parameters;
+  std::vector<float> momentum;               ///< SGD's velocity
+  std::int64_t step = 0;                     ///< optimizer steps taken
+  int epoch = 0;                             ///< the epoch in progress
+  int steps_in_epoch = 0;                    ///< steps taken in it
+  bool elastic_epoch = false;                ///< its partition came from an elastic resume
+  int world_size = 1;                        ///< of the run that wrote it
+  /// The only randomness: the data order is epoch_order(seed, epoch) and example
+  /// `id` is synthetic_example(seed, id), so (seed, epoch) is the RNG state.
+  std::uint64_t seed = 0;
+  std::vector<std::int64_t> epoch_consumed;  ///< example IDs consumed so far in the epoch, all ranks
+};
+
+class CheckpointError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+std::string encode_checkpoint(const TrainState& state);
+/// Throws CheckpointError naming `path` and what is wrong (size, magic, checksum, header).
+TrainState decode_checkpoint(std::string_view bytes, const std::string& path);
+
+/// Writes dir/ckpt-<step>.bin atomically and deletes all but the newest `keep`. Returns the path.
+std::string write_checkpoint(const std::string& dir, const TrainState& state, int keep);
+
+struct LoadedCheckpoint {
+  std::optional<TrainState> state;    ///< none: no valid checkpoint in the directory
+  std::string path;
+  std::vector<std::string> messages;  ///< one per checkpoint skipped, and which one was taken
+};
+/// The newest checkpoint in `dir` that passes its checksum.
+LoadedCheckpoint load_newest_valid(const std::string& dir);
+
+}  // namespace ddpsim::real

@@ -1,0 +1,36 @@
+#pragma once
+// The GPU side: an NCCL transport and device memory. Built with CUDA and NCCL
+// when CMake finds them (nccl_transport.cpp); otherwise every entry point
+// throws std::runtime_error saying so (gpu_unavailable.cpp), and the CPU
+// path is unaffected.
+
+#include <cstddef>
+#include <memory>
+
+#include "real_backend/mpi_transport.hpp"
+
+namespace ddpsim::real {
+
+/// True when this build has the CUDA/NCCL path and a GPU is visible.
+bool gpu_available();
+
+/// NCCL all-reduces on a stream of their own, ordered after the compute
+/// stream with events; MPI (`bootstrap`, which must outlive it) broadcasts
+/// NCCL's unique id and carries host broadcasts and barriers. Rank r uses
+/// GPU r % (GPUs visible).
+std::unique_ptr<Transport> make_nccl_transport(MpiTransport& bootstrap);
+
+/// Device memory (fp32), freed on destruction; 0 elements allocates nothing.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t floats);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  float* data() { return data_; }
+
+ private:
+  float* data_ = nullptr;
+};
+
+}  // namespace ddpsim::real
