@@ -16,14 +16,30 @@ endif()
 
 # Optional back-ends, used by later layers; detected now, never required.
 find_package(MPI QUIET COMPONENTS CXX)
-find_package(CUDAToolkit QUIET)
-find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64)
+# CUDA and NCCL: CUDA's default prefix (/usr/local/cuda) holds both on these
+# machines. The GPU path needs nvcc, cuBLAS and NCCL; it is off in sanitizer
+# builds (ASan's shadow memory and the CUDA driver's address reservations do
+# not mix, and device code is not instrumented).
+set(DDPSIM_HAVE_GPU OFF)
+if(DDPSIM_GPU AND NOT DDPSIM_SANITIZE)
+  if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  find_package(CUDAToolkit QUIET)
+  find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
+  find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64 /usr/local/cuda/lib)
+  if(CMAKE_CUDA_COMPILER AND CUDAToolkit_FOUND AND TARGET CUDA::cublas AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+    set(DDPSIM_HAVE_GPU ON)
+  endif()
+endif()
 find_package(PkgConfig QUIET)
 if(PkgConfig_FOUND)
   pkg_check_modules(SIMGRID QUIET simgrid)
 endif()
-message(STATUS "ddpsim optional back-ends: MPI=${MPI_CXX_FOUND} CUDA=${CUDAToolkit_FOUND} "
-               "NCCL=${NCCL_LIBRARY} SimGrid=${SIMGRID_FOUND}")
+message(STATUS "ddpsim optional back-ends: MPI=${MPI_CXX_FOUND} GPU (CUDA ${CUDAToolkit_VERSION}, NCCL "
+               "${NCCL_LIBRARY})=${DDPSIM_HAVE_GPU} SimGrid=${SIMGRID_FOUND}")
 
 # One helper for unit-test executables beside the code: doctest, one ctest entry each.
 function(ddpsim_unit_test name)

@@ -12,8 +12,10 @@ namespace {
 }
 }  // namespace
 
+bool gpu_built() { return false; }
 bool gpu_available() { return false; }
-std::unique_ptr<Transport> make_nccl_transport(MpiTransport&) { unavailable(); }
+std::string gpu_description() { return "built without CUDA and NCCL"; }
+std::unique_ptr<Transport> make_nccl_transport(MpiTransport&, double) { unavailable(); }
 std::unique_ptr<Replica> make_gpu_replica(const ReplicaConfig&) { unavailable(); }
 DeviceBuffer::DeviceBuffer(std::size_t floats) {
   if (floats > 0) unavailable();

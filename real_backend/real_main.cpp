@@ -238,6 +238,7 @@ int main(int argc, char** argv) {
   sweep->add_option("--iters", sweep_iters, "Timed repetitions per size (default 5)")->check(CLI::PositiveNumber);
   sweep->add_option("--device", device, "cpu (MPI) or gpu (NCCL)")->check(CLI::IsMember({"cpu", "gpu"}));
   sweep->add_option("--json", sweep_json, "Rank 0 writes the sweep here");
+  CLI::App* info = app.add_subcommand("gpu-info", "Say whether the CUDA/NCCL path is built and a GPU visible (exit 77 if not)");
   try {
     app.parse(argc, argv);
     o.shuffle = !no_shuffle;
@@ -266,9 +267,18 @@ int main(int argc, char** argv) {
     if (*cmp) return compare(a, b, rtol);
     if (*aud) return audit(audit_prefixes, audit_n);
     if (*rep) return report(report_prefixes);
+    if (*info) {
+      if (!ddpsim::real::gpu_available()) {
+        fmt::print("no GPU: this build {} the CUDA/NCCL path, and no CUDA device is visible\n",
+                   ddpsim::real::gpu_built() ? "has" : "lacks");
+        return 77;
+      }
+      fmt::print("{}\n", ddpsim::real::gpu_description());
+      return 0;
+    }
     ddpsim::real::MpiTransport mpi(&argc, &argv, *train ? timeout_s : 0);
     std::unique_ptr<ddpsim::real::Transport> nccl;
-    if (device == "gpu") nccl = ddpsim::real::make_nccl_transport(mpi);
+    if (device == "gpu") nccl = ddpsim::real::make_nccl_transport(mpi, *train ? timeout_s : 0);
     ddpsim::real::Transport& transport = nccl ? *nccl : static_cast<ddpsim::real::Transport&>(mpi);
     const int rank = transport.rank();
     if (*sweep) {
