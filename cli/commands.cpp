@@ -8,12 +8,15 @@
 #include <memory>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "models/sampler.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/report.hpp"
 #include "scenarios/runner.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/chrome_trace.hpp"
+#include "validate/calibrate.hpp"
 
 namespace {
 
@@ -87,6 +90,48 @@ int sampler(const SamplerOptions& o) {
   return 0;
 }
 
+// ddpsim calibrate: the collective model fitted to ddpsim-real's all-reduce sweeps.
+int calibrate(const std::vector<std::string>& measured, const std::string& out_path) {
+  std::vector<ddpsim::validate::SweepPoint> points;
+  for (const std::string& path : measured) {
+    std::ifstream in(path);
+    if (!in) throw InputError({path, 0, 0}, "", "", "cannot read this measurement file");
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(in);
+      const int world = j.at("world_size").get<int>();
+      for (const auto& row : j.at("sweep")) {
+        points.push_back({world, row.at("bytes").get<double>(), row.at("time_us").get<double>()});
+      }
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError({path, 0, 0}, "sweep", "", fmt::format("an all-reduce sweep (ddpsim-real allreduce-sweep --json): {}", e.what()));
+    }
+  }
+  ddpsim::validate::CollectiveFit fit;
+  try {
+    fit = ddpsim::validate::fit_collective(points);
+  } catch (const std::invalid_argument& e) {
+    throw InputError({measured.front(), 0, 0}, "sweep", "", e.what());
+  }
+  std::string report = fmt::format(
+      "# ddpsim calibrate: the collective model fitted to {} point(s) from {} sweep(s)\n"
+      "# time = launch + 2(W-1) latency + 2(W-1)/W bytes / bandwidth (docs/cost-models.md), relative least squares\n"
+      "# R^2 {:.6f}; relative error median {:.2f} %, max {:.2f} %\n",
+      points.size(), measured.size(), fit.r_squared, 100 * fit.median_relative_error, 100 * fit.max_relative_error);
+  for (const std::string& note : fit.notes) report += "# note: " + note + "\n";
+  const std::string yaml = report + fmt::format("collective:\n  latency_us: {:.6g}\n  bandwidth_GBps: {:.6g}\n  launch_overhead_us: {:.6g}\n",
+                                                fit.latency_us, fit.bandwidth_GBps, fit.launch_overhead_us);
+  fmt::print("{}", yaml);
+  fmt::print("{:>4} {:>12} {:>12} {:>12} {:>9}\n", "W", "bytes", "time_us", "fitted_us", "error");
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
+    fmt::print("{:>4} {:>12.0f} {:>12.2f} {:>12.2f} {:>8.1f}%\n", p.world_size, p.bytes, p.time_us,
+               p.time_us - fit.residuals_us[i], 100 * fit.residuals_us[i] / p.time_us);
+  }
+  if (!out_path.empty()) write_file(out_path, yaml);
+  return 0;
+}
+
 int check(const std::string& path) {
   const auto scenario = ddpsim::scenarios::load_scenario(path);
   fmt::print("{}: ok ({} world size(s), {} iterations)\n", path, scenario.world_sizes.size(),
@@ -134,6 +179,13 @@ int main(int argc, char** argv) {
   sampler_cmd->add_flag("--ids", so.ids, "List every rank's example IDs (default: only for small datasets)");
   sampler_cmd->add_option("--json", so.json, "Write the audit as JSON to this file");
 
+  std::vector<std::string> measured;
+  std::string calibration_out;
+  CLI::App* calibrate_cmd = app.add_subcommand("calibrate", "Fit the collective model to measured all-reduce sweeps");
+  calibrate_cmd->add_option("--measured", measured, "ddpsim-real allreduce-sweep --json files (one per world size)")
+      ->required()->expected(1, -1);
+  calibrate_cmd->add_option("--out", calibration_out, "Write the fitted collective section (YAML) here");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -152,6 +204,7 @@ int main(int argc, char** argv) {
     if (*check_cmd) return check(check_path);
     if (*buckets_cmd) return buckets(buckets_path, buckets_json);
     if (*sampler_cmd) return sampler(so);
+    if (*calibrate_cmd) return calibrate(measured, calibration_out);
   } catch (const InputError& e) {
     fmt::print(stderr, "ddpsim: error: {}\n", e.what());
     return 2;

@@ -1,0 +1,37 @@
+#pragma once
+// Calibration of the collective cost model from measured all-reduce sweeps
+// (ddpsim-real allreduce-sweep --json, one file per world size):
+//   time = launch + 2(W-1) latency + 2(W-1)/W * bytes / bandwidth
+// (docs/cost-models.md), fitted by least squares with Eigen.
+
+#include <string>
+#include <vector>
+
+namespace ddpsim::validate {
+
+struct SweepPoint {
+  int world_size = 1;
+  double bytes = 0;
+  double time_us = 0;
+};
+
+struct CollectiveFit {
+  double launch_overhead_us = 0;
+  double latency_us = 0;          ///< alpha, per ring step
+  double bandwidth_GBps = 0;
+  double r_squared = 0;           ///< of the times, unweighted
+  std::vector<double> residuals_us;  ///< measured - fitted, per point
+  double median_relative_error = 0;
+  double max_relative_error = 0;
+  std::vector<std::string> notes;  ///< what could not be separated or was fixed at 0, and why
+};
+
+/// Least squares on relative errors (each point weighted by 1 / its time, so
+/// an 8-byte latency counts as much as a 256 MiB transfer). Needs points at
+/// some W > 1; launch overhead and latency separate only with two or more
+/// world sizes (W = 1 measures the launch overhead alone). A negative
+/// estimate is fixed at 0 and the rest refitted. Throws std::invalid_argument
+/// when the bandwidth cannot be fitted.
+CollectiveFit fit_collective(const std::vector<SweepPoint>& points);
+
+}  // namespace ddpsim::validate
