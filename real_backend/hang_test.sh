@@ -9,7 +9,7 @@ bin=$1 out=$2
 rm -rf "$out" && mkdir -p "$out"
 common=(train --dataset-size 256 --batch-size 8 --max-steps 8 --bucket-cap-mb 0.01 --first-bucket-mb 0.001
         --fault skip-backward:rank=1,iter=3 --timeout-s 2)
-if mpirun --oversubscribe -np 4 "$bin" "${common[@]}" > "$out/hang.log" 2>&1; then
+if mpirun --oversubscribe -np 4 "$bin" "${common[@]}" --json "$out/hang" > "$out/hang.log" 2>&1; then
   echo "FAILED: the hang exited 0"; cat "$out/hang.log"; exit 1
 fi
 cat "$out/hang.log"
@@ -18,8 +18,9 @@ grep -q "missing from #[0-9]*: rank 1 has left the training loop" "$out/hang.log
 grep -q "culprit: rank 1: it skipped collectives of iteration 3" "$out/hang.log"
 grep -q "aborting every rank" "$out/hang.log"
 sleep 1
-if pgrep -f "$bin train" > /dev/null; then
-  echo "FAILED: processes left behind:"; pgrep -af "$bin train"; exit 1
+# Only this job's processes: their arguments name this test's output.
+if pgrep -f -- "--json $out/hang" > /dev/null; then
+  echo "FAILED: processes left behind:"; pgrep -af -- "--json $out/hang"; exit 1
 fi
 echo "--- no process left behind; now with --symmetric-skip:"
 mpirun --oversubscribe -np 4 "$bin" "${common[@]}" --symmetric-skip | tee "$out/fixed.log"

@@ -24,8 +24,9 @@ if run "${common[@]}" --checkpoint-dir "$out/ck" --fault "kill:rank=1,step=$step
 fi
 grep "fault kill: SIGKILL at step $step" "$out/killed.log"
 sleep 1
-if pgrep -f "$bin train" > /dev/null; then
-  echo "FAILED: processes left behind:"; pgrep -af "$bin train"; exit 1
+# Only this job's processes: their arguments name this test's checkpoint directory.
+if pgrep -f -- "--checkpoint-dir $out/ck " > /dev/null; then
+  echo "FAILED: processes left behind:"; pgrep -af -- "--checkpoint-dir $out/ck "; exit 1
 fi
 echo "no process left behind; checkpoints: $(ls "$out/ck" | tr '\n' ' ')"
 cp -r "$out/ck" "$out/ck_corrupt"
