@@ -90,44 +90,108 @@ int sampler(const SamplerOptions& o) {
   return 0;
 }
 
-// ddpsim calibrate: the collective model fitted to ddpsim-real's all-reduce sweeps.
-int calibrate(const std::vector<std::string>& measured, const std::string& out_path) {
+// Per-layer compute, optimizer and data times from a 1-rank ddpsim-real run:
+// means over the steps after `warmup`, skipped steps left out.
+struct ComputeFit {
+  std::vector<double> forward_ms, backward_ms;
+  double optimizer_ms = 0, data_ms = 0;
+  int steps = 0;
+};
+
+ComputeFit fit_compute(const nlohmann::json& run, const std::string& path, int warmup) {
+  ComputeFit fit;
+  for (const auto& step : run.at("steps")) {
+    if (step.at("iteration").get<int>() < warmup || step.at("skipped").get<bool>()) continue;
+    const auto fwd = step.at("layer_forward_ms").get<std::vector<double>>();
+    const auto bwd = step.at("layer_backward_ms").get<std::vector<double>>();
+    if (fwd.empty() || fwd.size() != bwd.size()) {
+      throw InputError({path, 0, 0}, "steps", "", "per-layer times (layer_forward_ms, layer_backward_ms): a CPU run");
+    }
+    if (fit.forward_ms.empty()) fit.forward_ms.assign(fwd.size(), 0.0), fit.backward_ms.assign(fwd.size(), 0.0);
+    for (std::size_t l = 0; l < fwd.size() && l < fit.forward_ms.size(); ++l) {
+      fit.forward_ms[l] += fwd[l];
+      fit.backward_ms[l] += bwd[l];
+    }
+    fit.optimizer_ms += step.at("optimizer_ms").get<double>();
+    fit.data_ms += step.at("data_ms").get<double>();
+    ++fit.steps;
+  }
+  if (fit.steps == 0) throw InputError({path, 0, 0}, "steps", "", fmt::format("steps after the {} warm-up step(s)", warmup));
+  for (auto* v : {&fit.forward_ms, &fit.backward_ms}) {
+    for (double& x : *v) x /= fit.steps;
+  }
+  fit.optimizer_ms /= fit.steps;
+  fit.data_ms /= fit.steps;
+  return fit;
+}
+
+nlohmann::json read_measurement(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError({path, 0, 0}, "", "", "cannot read this measurement file");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError({path, 0, 0}, "", "", fmt::format("JSON from ddpsim-real: {}", e.what()));
+  }
+}
+
+// ddpsim calibrate: the collective model fitted to ddpsim-real's all-reduce
+// sweeps, and per-layer compute from a 1-rank training run.
+int calibrate(const std::vector<std::string>& measured, const std::string& out_path, int warmup) {
   std::vector<ddpsim::validate::SweepPoint> points;
+  std::optional<ComputeFit> compute;
+  std::string sources;
   for (const std::string& path : measured) {
-    std::ifstream in(path);
-    if (!in) throw InputError({path, 0, 0}, "", "", "cannot read this measurement file");
-    nlohmann::json j;
+    const nlohmann::json j = read_measurement(path);
     try {
-      j = nlohmann::json::parse(in);
       const int world = j.at("world_size").get<int>();
-      for (const auto& row : j.at("sweep")) {
-        points.push_back({world, row.at("bytes").get<double>(), row.at("time_us").get<double>()});
+      if (j.contains("sweep")) {
+        for (const auto& row : j.at("sweep")) points.push_back({world, row.at("bytes").get<double>(), row.at("time_us").get<double>()});
+      } else if (j.contains("steps")) {
+        if (world != 1) throw InputError({path, 0, 0}, "world_size", std::to_string(world), "a 1-rank run for compute times");
+        if (compute) throw InputError({path, 0, 0}, "", "", "one 1-rank run (another was given before)");
+        compute = fit_compute(j, path, warmup);
+      } else {
+        throw InputError({path, 0, 0}, "", "", "an all-reduce sweep (allreduce-sweep --json) or a training run (train --json)");
       }
     } catch (const nlohmann::json::exception& e) {
-      throw InputError({path, 0, 0}, "sweep", "", fmt::format("an all-reduce sweep (ddpsim-real allreduce-sweep --json): {}", e.what()));
+      throw InputError({path, 0, 0}, "", "", fmt::format("ddpsim-real's JSON: {}", e.what()));
+    }
+    sources += "#   " + path + "\n";
+  }
+  std::string yaml = "# ddpsim calibrate, from:\n" + sources;
+  if (!points.empty()) {
+    ddpsim::validate::CollectiveFit fit;
+    try {
+      fit = ddpsim::validate::fit_collective(points);
+    } catch (const std::invalid_argument& e) {
+      throw InputError({measured.front(), 0, 0}, "sweep", "", e.what());
+    }
+    yaml += fmt::format(
+        "# collective: time = launch + 2(W-1) latency + 2(W-1)/W bytes / bandwidth (docs/cost-models.md), relative\n"
+        "# least squares over {} points: R^2 {:.6f}; relative error median {:.2f} %, max {:.2f} %\n",
+        points.size(), fit.r_squared, 100 * fit.median_relative_error, 100 * fit.max_relative_error);
+    for (const std::string& note : fit.notes) yaml += "# note: " + note + "\n";
+    yaml += fmt::format("collective:\n  latency_us: {:.6g}\n  bandwidth_GBps: {:.6g}\n  launch_overhead_us: {:.6g}\n",
+                        fit.latency_us, fit.bandwidth_GBps, fit.launch_overhead_us);
+    fmt::print("{:>4} {:>12} {:>12} {:>12} {:>9}\n", "W", "bytes", "time_us", "fitted_us", "error");
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const auto& p = points[i];
+      fmt::print("{:>4} {:>12.0f} {:>12.2f} {:>12.2f} {:>8.1f}%\n", p.world_size, p.bytes, p.time_us,
+                 p.time_us - fit.residuals_us[i], 100 * fit.residuals_us[i] / p.time_us);
     }
   }
-  ddpsim::validate::CollectiveFit fit;
-  try {
-    fit = ddpsim::validate::fit_collective(points);
-  } catch (const std::invalid_argument& e) {
-    throw InputError({measured.front(), 0, 0}, "sweep", "", e.what());
+  if (compute) {
+    yaml += fmt::format("# model: per-layer means over {} measured steps (after {} warm-up)\nmodel:\n  layers:\n",
+                        compute->steps, warmup);
+    for (std::size_t l = 0; l < compute->forward_ms.size(); ++l) {
+      yaml += fmt::format("    - {{name: layers.{0}, params: [layers.{0}.weight, layers.{0}.bias], forward_ms: {1:.6g}, "
+                          "backward_ms: {2:.6g}}}\n",
+                          l, compute->forward_ms[l], compute->backward_ms[l]);
+    }
+    yaml += fmt::format("  optimizer_ms: {:.6g}\ndata:\n  load_ms: {:.6g}\n", compute->optimizer_ms, compute->data_ms);
   }
-  std::string report = fmt::format(
-      "# ddpsim calibrate: the collective model fitted to {} point(s) from {} sweep(s)\n"
-      "# time = launch + 2(W-1) latency + 2(W-1)/W bytes / bandwidth (docs/cost-models.md), relative least squares\n"
-      "# R^2 {:.6f}; relative error median {:.2f} %, max {:.2f} %\n",
-      points.size(), measured.size(), fit.r_squared, 100 * fit.median_relative_error, 100 * fit.max_relative_error);
-  for (const std::string& note : fit.notes) report += "# note: " + note + "\n";
-  const std::string yaml = report + fmt::format("collective:\n  latency_us: {:.6g}\n  bandwidth_GBps: {:.6g}\n  launch_overhead_us: {:.6g}\n",
-                                                fit.latency_us, fit.bandwidth_GBps, fit.launch_overhead_us);
   fmt::print("{}", yaml);
-  fmt::print("{:>4} {:>12} {:>12} {:>12} {:>9}\n", "W", "bytes", "time_us", "fitted_us", "error");
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const auto& p = points[i];
-    fmt::print("{:>4} {:>12.0f} {:>12.2f} {:>12.2f} {:>8.1f}%\n", p.world_size, p.bytes, p.time_us,
-               p.time_us - fit.residuals_us[i], 100 * fit.residuals_us[i] / p.time_us);
-  }
   if (!out_path.empty()) write_file(out_path, yaml);
   return 0;
 }
@@ -182,9 +246,13 @@ int main(int argc, char** argv) {
   std::vector<std::string> measured;
   std::string calibration_out;
   CLI::App* calibrate_cmd = app.add_subcommand("calibrate", "Fit the collective model to measured all-reduce sweeps");
-  calibrate_cmd->add_option("--measured", measured, "ddpsim-real allreduce-sweep --json files (one per world size)")
+  calibrate_cmd->add_option("--measured", measured,
+                            "ddpsim-real JSON: allreduce-sweep files (one per world size) and/or one 1-rank train run (PREFIX.rank0.json)")
       ->required()->expected(1, -1);
-  calibrate_cmd->add_option("--out", calibration_out, "Write the fitted collective section (YAML) here");
+  calibrate_cmd->add_option("--out", calibration_out, "Write the calibration (YAML; a scenario's calibration: key reads it)");
+  int calibration_warmup = 2;
+  calibrate_cmd->add_option("--warmup", calibration_warmup, "Training steps left out of the means (default 2)")
+      ->check(CLI::Range(0, 1000000));
 
   try {
     app.parse(argc, argv);
@@ -204,7 +272,7 @@ int main(int argc, char** argv) {
     if (*check_cmd) return check(check_path);
     if (*buckets_cmd) return buckets(buckets_path, buckets_json);
     if (*sampler_cmd) return sampler(so);
-    if (*calibrate_cmd) return calibrate(measured, calibration_out);
+    if (*calibrate_cmd) return calibrate(measured, calibration_out, calibration_warmup);
   } catch (const InputError& e) {
     fmt::print(stderr, "ddpsim: error: {}\n", e.what());
     return 2;

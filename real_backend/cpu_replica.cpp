@@ -35,6 +35,9 @@ class CpuReplica final : public Replica {
     });
   }
 
+  std::vector<double> layer_forward_ms() const override { return model_.layer_forward_ms(); }
+  std::vector<double> layer_backward_ms() const override { return model_.layer_backward_ms(); }
+
   void unpack(int b) override { buckets_.unpack(b, model_.gradients()); }
   void optimizer_step() override { optimizer_.step(model_.parameters(), model_.gradients()); }
 

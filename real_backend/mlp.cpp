@@ -1,5 +1,6 @@
 #include "real_backend/mlp.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -9,6 +10,11 @@
 namespace ddpsim::real {
 namespace {
 constexpr std::uint64_t kInitStream = 0x4d4c50494e495453ULL;  // "MLPINITS"
+
+// Wall-clock time is the measurement here, never a simulation input.
+double elapsed_ms(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
 }
 
 Mlp::Mlp(MlpShape shape, std::uint64_t seed) {
@@ -59,12 +65,15 @@ float Mlp::forward(const Matrix& x, const Matrix& y) {
     throw std::invalid_argument("batch shape does not match the model");
   }
   inputs_.clear();
+  layer_forward_ms_.assign(static_cast<std::size_t>(layers), 0.0);
   Matrix a = x;
   for (int l = 0; l < layers; ++l) {
+    const auto t0 = std::chrono::steady_clock::now();
     inputs_.push_back(a);
     Matrix z = a * weight(l, params_).transpose();
     z.rowwise() += bias(l, params_);
     a = l + 1 < layers ? Matrix(z.array().tanh()) : z;
+    layer_forward_ms_[static_cast<std::size_t>(l)] = elapsed_ms(t0);
   }
   diff_ = a - y;
   const auto count = static_cast<float>(diff_.size());
@@ -77,7 +86,9 @@ void Mlp::backward(const std::function<void(int)>& on_ready) {
   const auto count = static_cast<float>(diff_.size());
   // An empty batch contributes a zero gradient (its rows are zero).
   Matrix delta = count > 0 ? Matrix((2.0f / count) * diff_) : diff_;
+  layer_backward_ms_.assign(static_cast<std::size_t>(layers), 0.0);
   for (int l = layers - 1; l >= 0; --l) {
+    const auto t0 = std::chrono::steady_clock::now();
     const auto u = static_cast<std::size_t>(l);
     bias(l, grads_) = delta.colwise().sum();
     if (on_ready) on_ready(2 * l + 1);
@@ -87,6 +98,8 @@ void Mlp::backward(const std::function<void(int)>& on_ready) {
       const Matrix& h = inputs_[u];  // tanh output of layer l - 1
       delta = ((delta * weight(l, params_)).array() * (1.0f - h.array().square())).matrix();
     }
+    // Includes the on_ready callbacks (copying into buckets, launching all-reduces), as DDP's hooks do.
+    layer_backward_ms_[u] = elapsed_ms(t0);
   }
   inputs_.clear();
 }

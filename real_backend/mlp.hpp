@@ -46,6 +46,9 @@ class Mlp {
   const std::vector<float>& parameters() const { return params_; }
   std::vector<float>& gradients() { return grads_; }
   const std::vector<float>& gradients() const { return grads_; }
+  /// Wall-clock time of each layer (index l = layers.l) in the last forward and backward, ms.
+  const std::vector<double>& layer_forward_ms() const { return layer_forward_ms_; }
+  const std::vector<double>& layer_backward_ms() const { return layer_backward_ms_; }
   /// Offset and element count of parameter tensor i in the flat arrays.
   std::size_t offset(int tensor) const { return offsets_[static_cast<std::size_t>(tensor)]; }
   std::size_t numel(int tensor) const;
@@ -57,6 +60,7 @@ class Mlp {
   std::vector<std::size_t> offsets_;  // per tensor: weight of layer l is 2l, bias 2l + 1
   std::vector<Matrix> inputs_;        // forward -> backward: each layer's input
   Matrix diff_;                       // forward -> backward: output - target
+  std::vector<double> layer_forward_ms_, layer_backward_ms_;
 
   Eigen::Map<Matrix> weight(int layer, std::vector<float>& store) const;
   Eigen::Map<Eigen::RowVectorXf> bias(int layer, std::vector<float>& store) const;

@@ -174,7 +174,10 @@ void write_rank_json(const std::string& prefix, const ddpsim::real::Transport& t
                      {"backward_compute_ms", s.backward_compute_ms},
                      {"backward_comm_ms", s.backward_comm_ms},
                      {"backward_overlap_ms", s.backward_overlap_ms},
-                     {"step_ms", s.step_ms}});
+                     {"optimizer_ms", s.optimizer_ms},
+                     {"step_ms", s.step_ms},
+                     {"layer_forward_ms", s.layer_forward_ms},
+                     {"layer_backward_ms", s.layer_backward_ms}});
   }
   j["steps"] = std::move(steps);
   std::ofstream(fmt::format("{}.rank{}.json", prefix, t.rank())) << j.dump(2) << "\n";

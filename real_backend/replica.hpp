@@ -41,6 +41,10 @@ class Replica {
   virtual void backward(const LaunchBucket& launch) = 0;
   /// Bucket `b`'s all-reduce is done: its averaged gradients replace the replica's.
   virtual void unpack(int b) = 0;
+  /// Per layer (layers.0 first), the last forward's and backward's wall-clock
+  /// times in ms; empty where the device does not measure them (GPU).
+  virtual std::vector<double> layer_forward_ms() const = 0;
+  virtual std::vector<double> layer_backward_ms() const = 0;
   /// SGD with momentum on the averaged gradients.
   virtual void optimizer_step() = 0;
   /// Host copies of the parameters and the optimizer's momentum.

@@ -191,6 +191,7 @@ TrainResult train(Transport& t, Replica& model, const TrainerOptions& o) {
       model.forward(x.data(), y.data(), timing.examples);
       const double t2 = steady_ms();
       timing.forward_compute_ms = t2 - t1;
+      timing.layer_forward_ms = model.layer_forward_ms();
       bool skip = has_fault(o, Fault::Kind::kSkipBackward, rank, step);
       if (o.symmetric_skip) skip = t.all_reduce_scalar(skip ? 1.0f : 0.0f, {Label::Kind::kSkipVote, timing.iteration, -1}) > 0;
       timing.skipped = skip;
@@ -218,7 +219,9 @@ TrainResult train(Transport& t, Replica& model, const TrainerOptions& o) {
         timing.backward_overlap_ms = first_launch < 0 ? 0 : backward_end - first_launch;
         timing.exposed_comm_ms = t3 - backward_end;
         model.optimizer_step();
-        timing.compute_ms = timing.forward_compute_ms + timing.backward_compute_ms + (steady_ms() - t3);
+        timing.optimizer_ms = steady_ms() - t3;
+        timing.compute_ms = timing.forward_compute_ms + timing.backward_compute_ms + timing.optimizer_ms;
+        timing.layer_backward_ms = model.layer_backward_ms();
       }
       if (skip) timing.compute_ms = timing.forward_compute_ms;
       timing.step_ms = steady_ms() - t0;

@@ -63,10 +63,13 @@ struct StepTiming {
   double backward_compute_ms = 0;  ///< backward start -> end of backward compute
   double backward_comm_ms = 0;     ///< first bucket launched -> all buckets done
   double backward_overlap_ms = 0;  ///< first bucket launched -> backward compute end
+  double optimizer_ms = 0;
   double compute_ms = 0;           ///< forward + backward + optimizer
   double collective_ms = 0;        ///< bucket all-reduces executing, overlapped or not
   double exposed_comm_ms = 0;      ///< after backward, waiting for the all-reduces
   double step_ms = 0;
+  std::vector<double> layer_forward_ms;   ///< per layer, layers.0 first (CPU only)
+  std::vector<double> layer_backward_ms;
 };
 
 struct EpochIds {

@@ -742,13 +742,51 @@ std::vector<models::Fault> read_faults(const Section& top, const models::DdpJob&
 
 }  // namespace
 
+// Reads a file with the scenario limits; `what` names it in the error.
+std::string read_limited(const std::string& path, const char* what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError({path, 0, 0}, "", "", fmt::format("is a directory, expected a {}", what));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError({path, 0, 0}, "", "", fmt::format("cannot open the {}", what));
+  // Read at most one byte past the limit: a huge file is refused without being slurped.
+  std::string text(kMaxScenarioBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
+}
+
+void apply_calibration_text(Scenario& out, std::string_view text, const std::string& source) {
+  check_text(text, source);
+  const YAML::Node root = parse_yaml(text, source);
+  const Reader reader(source);
+  const Section top(reader, root, "", Location{source, 1, 1}, {"collective", "model", "data"});
+  models::DdpJob& job = out.job;
+  const Section coll = top.child("collective", {"latency_us", "bandwidth_GBps", "launch_overhead_us"});
+  if (coll.has("latency_us")) job.network.latency = coll.micros("latency_us", std::nullopt);
+  if (coll.has("bandwidth_GBps")) {
+    job.network.bandwidth_GBps = coll.number("bandwidth_GBps", 0, true, 1e6, std::nullopt, "GB/s, 1 GB = 1e9 bytes");
+  }
+  if (coll.has("launch_overhead_us")) job.network.launch_overhead = coll.micros("launch_overhead_us", std::nullopt);
+  const Section model = top.child("model", {"layers", "forward_ms", "backward_ms", "optimizer_ms"});
+  if (model.has("layers") || model.has("forward_ms") || model.has("backward_ms")) {
+    const Section no_device = top.child("device", {});
+    ComputeTimes times(no_device);
+    read_compute(model, times, job.model);
+  }
+  if (model.has("optimizer_ms")) job.model.optimizer = model.millis("optimizer_ms", std::nullopt);
+  const Section data = top.child("data", {"load_ms"});
+  if (data.has("load_ms")) job.data_load = data.millis("load_ms", std::nullopt);
+  out.calibration = source;
+}
+
 Scenario parse_scenario(std::string_view text, const std::string& source) {
   check_text(text, source);
   const YAML::Node root = parse_yaml(text, source);
   const Reader reader(source);
   const Section top(reader, root, "", Location{source, 1, 1},
                     {"name", "description", "seed", "engine", "world_size", "training", "model", "device", "ddp",
-                     "data", "collective", "watchdog", "debug", "straggler", "faults", "failures", "checkpoint"});
+                     "data", "collective", "watchdog", "debug", "straggler", "faults", "failures", "checkpoint",
+                     "calibration"});
   Scenario out;
   out.source = source;
   out.name = top.text("name", stem_of(source));
@@ -835,19 +873,19 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
     out.resilience.restart_budget_min = fs.number("restart_budget_min", 0, true, 1e7, 15.0, "minutes");
     out.resilience.failures = f;
   }
+  if (top.has("calibration")) {
+    // Relative to the scenario's folder; its values override the scenario's.
+    const std::string given = top.text("calibration", "");
+    const std::filesystem::path path = std::filesystem::path(source).parent_path() / given;
+    apply_calibration_text(out, read_limited(path.string(), "calibration file"), path.string());
+  }
   return out;
 }
 
-Scenario load_scenario(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError({path, 0, 0}, "", "", "is a directory, expected a scenario file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError({path, 0, 0}, "", "", "cannot open the scenario file");
-  // Read at most one byte past the limit: a huge file is refused without being slurped.
-  std::string text(kMaxScenarioBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  return parse_scenario(text, path);
+void apply_calibration(Scenario& scenario, const std::string& path) {
+  apply_calibration_text(scenario, read_limited(path, "calibration file"), path);
 }
+
+Scenario load_scenario(const std::string& path) { return parse_scenario(read_limited(path, "scenario file"), path); }
 
 }  // namespace ddpsim::scenarios

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "scenarios/input_error.hpp"
@@ -387,5 +389,81 @@ collective: {latency_us: 5, bandwidth_GBps: 10}
   SUBCASE("a crash needs exactly one of iteration and at_ms") {
     CHECK(error_of(base + "faults: [{type: crash, rank: 1}]\n").find("expected exactly one of iteration, at_ms") !=
           std::string::npos);
+  }
+}
+
+namespace {
+
+const std::string kLayered = R"(world_size: 2
+model:
+  parameters:
+    - {name: layers.0.weight, shape: [4, 2]}
+    - {name: layers.0.bias, shape: [4]}
+    - {name: layers.1.weight, shape: [1, 4]}
+    - {name: layers.1.bias, shape: [1]}
+  layers:
+    - {params: [layers.0.weight, layers.0.bias], forward_ms: 1, backward_ms: 2}
+    - {params: [layers.1.weight, layers.1.bias], forward_ms: 1, backward_ms: 2}
+collective:
+  latency_us: 5
+  bandwidth_GBps: 10
+)";
+
+std::filesystem::path write_temp(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("a calibration file replaces the collective, per-layer, optimizer and data values it gives") {
+  const auto cal = write_temp("ddpsim_cal_test.yaml", R"(collective:
+  latency_us: 7.5
+  bandwidth_GBps: 2.5
+model:
+  layers:
+    - {name: layers.0, params: [layers.0.weight, layers.0.bias], forward_ms: 0.3, backward_ms: 0.6}
+    - {name: layers.1, params: [layers.1.weight, layers.1.bias], forward_ms: 0.1, backward_ms: 0.2}
+  optimizer_ms: 0.05
+data:
+  load_ms: 0.02
+)");
+  scenarios::Scenario s = parse_scenario(kLayered, "s.yaml");
+  scenarios::apply_calibration(s, cal.string());
+  CHECK(s.job.network.latency.us() == doctest::Approx(7.5));
+  CHECK(s.job.network.bandwidth_GBps == doctest::Approx(2.5));
+  CHECK(s.job.network.launch_overhead.count_ns() == 0);  // not in the file: the scenario's stays
+  CHECK(s.job.model.forward_total().ms() == doctest::Approx(0.4));
+  CHECK(s.job.model.backward_total().ms() == doctest::Approx(0.8));
+  // Layer 0's 0.3 ms spread over its 8 + 4 elements.
+  CHECK(s.job.model.forward[0].ms() == doctest::Approx(0.2));
+  CHECK(s.job.model.forward[1].ms() == doctest::Approx(0.1));
+  CHECK(s.job.model.optimizer.ms() == doctest::Approx(0.05));
+  CHECK(s.job.data_load.ms() == doctest::Approx(0.02));
+  CHECK(s.calibration == cal.string());
+}
+
+TEST_CASE("calibration: in a scenario is read relative to the scenario's folder, and checked like one") {
+  const auto dir = std::filesystem::temp_directory_path() / "ddpsim_cal_dir";
+  std::filesystem::create_directories(dir);
+  write_temp("ddpsim_cal_dir/cal.yaml", "collective:\n  bandwidth_GBps: 3\n");
+  const auto scenario = dir / "s.yaml";
+  const scenarios::Scenario s = parse_scenario(kLayered + "calibration: cal.yaml\n", scenario.string());
+  CHECK(s.job.network.bandwidth_GBps == doctest::Approx(3));
+  write_temp("ddpsim_cal_dir/bad.yaml", "collective:\n  bandwith_GBps: 3\n");
+  try {
+    parse_scenario(kLayered + "calibration: bad.yaml\n", scenario.string());
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("bad.yaml:2:3: key 'collective.bandwith_GBps'") != std::string::npos);
+    CHECK(what.find("bandwidth_GBps") != std::string::npos);  // did you mean
+  }
+  try {
+    parse_scenario(kLayered + "calibration: missing.yaml\n", scenario.string());
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("missing.yaml: cannot open the calibration file") != std::string::npos);
   }
 }
