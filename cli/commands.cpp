@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -17,6 +19,7 @@
 #include "scenarios/scenario.hpp"
 #include "sim/chrome_trace.hpp"
 #include "validate/calibrate.hpp"
+#include "validate/validation.hpp"
 
 namespace {
 
@@ -196,6 +199,36 @@ int calibrate(const std::vector<std::string>& measured, const std::string& out_p
   return 0;
 }
 
+struct ValidateOptions {
+  std::string scenario, calibration, report;
+  std::vector<std::string> measured;
+  std::optional<double> max_error_pct;
+};
+
+// ddpsim validate: exit 0, or 3 when a prediction misses by more than the threshold.
+int validate_cmd(const ValidateOptions& o) {
+  ddpsim::scenarios::Scenario scenario = ddpsim::scenarios::load_scenario(o.scenario);
+  if (!o.calibration.empty()) ddpsim::scenarios::apply_calibration(scenario, o.calibration);
+  std::vector<ddpsim::validate::Measured> measured;
+  for (const std::string& prefix : o.measured) measured.push_back(ddpsim::validate::read_measured(prefix, scenario.job.warmup_iterations));
+  const auto rows = ddpsim::validate::compare(scenario, measured);
+  fmt::print("{}", ddpsim::validate::validation_table(rows));
+  if (!o.report.empty()) {
+    std::filesystem::create_directories(o.report);
+    write_file(o.report + "/report.md", ddpsim::validate::validation_markdown(scenario, rows));
+    write_file(o.report + "/step_time.svg", ddpsim::validate::validation_svg("Prediction vs measurement: " + scenario.name, rows));
+    fmt::print("report: {}/report.md, {}/step_time.svg\n", o.report, o.report);
+  }
+  const std::optional<double> limit = o.max_error_pct ? o.max_error_pct : scenario.max_error_pct;
+  if (limit) {
+    double worst = 0;
+    for (const auto& r : rows) worst = std::max(worst, std::fabs(r.error_pct));
+    fmt::print("largest error {:.1f} %, threshold {:.1f} %: {}\n", worst, *limit, worst <= *limit ? "ok" : "FAILED");
+    if (worst > *limit) return 3;
+  }
+  return 0;
+}
+
 int check(const std::string& path) {
   const auto scenario = ddpsim::scenarios::load_scenario(path);
   fmt::print("{}: ok ({} world size(s), {} iterations)\n", path, scenario.world_sizes.size(),
@@ -254,6 +287,16 @@ int main(int argc, char** argv) {
   calibrate_cmd->add_option("--warmup", calibration_warmup, "Training steps left out of the means (default 2)")
       ->check(CLI::Range(0, 1000000));
 
+  ValidateOptions vo;
+  CLI::App* validate_app = app.add_subcommand("validate", "Compare a scenario's predictions with ddpsim-real measurements");
+  validate_app->add_option("--scenario", vo.scenario, "Scenario YAML file")->required();
+  validate_app->add_option("--measured", vo.measured, "ddpsim-real train --json prefixes, one run per world size")
+      ->required()->expected(1, -1);
+  validate_app->add_option("--calibration", vo.calibration, "Apply this calibration file (ddpsim calibrate --out) first");
+  validate_app->add_option("--max-error-pct", vo.max_error_pct, "Exit 3 when a step-time error exceeds this (or validation.max_error_pct)")
+      ->check(CLI::PositiveNumber);
+  validate_app->add_option("--report", vo.report, "Write report.md and step_time.svg into this folder");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -272,6 +315,7 @@ int main(int argc, char** argv) {
     if (*check_cmd) return check(check_path);
     if (*buckets_cmd) return buckets(buckets_path, buckets_json);
     if (*sampler_cmd) return sampler(so);
+    if (*validate_app) return validate_cmd(vo);
     if (*calibrate_cmd) return calibrate(measured, calibration_out, calibration_warmup);
   } catch (const InputError& e) {
     fmt::print(stderr, "ddpsim: error: {}\n", e.what());

@@ -40,6 +40,7 @@ struct Scenario {
   std::optional<SamplerSpec> sampler;
   ResilienceSpec resilience;
   std::string calibration;  ///< the calibration file applied, if any
+  std::optional<double> max_error_pct;  ///< validation.max_error_pct: ddpsim validate's threshold
 };
 
 /// Reads and validates a scenario file. Throws InputError on any problem.

@@ -786,7 +786,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   const Section top(reader, root, "", Location{source, 1, 1},
                     {"name", "description", "seed", "engine", "world_size", "training", "model", "device", "ddp",
                      "data", "collective", "watchdog", "debug", "straggler", "faults", "failures", "checkpoint",
-                     "calibration"});
+                     "calibration", "validation"});
   Scenario out;
   out.source = source;
   out.name = top.text("name", stem_of(source));
@@ -872,6 +872,10 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
     if (fs.has("restart_world_size")) f.restart_world_size = static_cast<int>(fs.integer("restart_world_size", 1, kMaxWorldSize, std::nullopt));
     out.resilience.restart_budget_min = fs.number("restart_budget_min", 0, true, 1e7, 15.0, "minutes");
     out.resilience.failures = f;
+  }
+  const Section validation = top.child("validation", {"max_error_pct"});
+  if (validation.has("max_error_pct")) {
+    out.max_error_pct = validation.number("max_error_pct", 0, true, 1e6, std::nullopt, "percent");
   }
   if (top.has("calibration")) {
     // Relative to the scenario's folder; its values override the scenario's.

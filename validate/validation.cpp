@@ -1,0 +1,247 @@
+#include "validate/validation.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "models/collective_cost.hpp"
+#include "models/reducer.hpp"
+#include "models/straggler.hpp"
+#include "scenarios/input_error.hpp"
+#include "scenarios/runner.hpp"
+
+namespace ddpsim::validate {
+namespace {
+
+using scenarios::InputError;
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError({path, 0, 0}, "", "", "cannot read this measurement file (ddpsim-real train --json)");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError({path, 0, 0}, "", "", fmt::format("JSON from ddpsim-real train --json: {}", e.what()));
+  }
+}
+
+double pct(double predicted, double measured) { return 100 * (predicted - measured) / measured; }
+
+}  // namespace
+
+Measured read_measured(const std::string& prefix, int warmup) {
+  Measured m;
+  m.prefix = prefix;
+  const std::string first = prefix + ".rank0.json";
+  try {
+    const nlohmann::json r0 = read_json(first);
+    m.world_size = r0.at("world_size").get<int>();
+    m.host = r0.at("host").get<std::string>();
+    m.device = r0.at("device").get<std::string>();
+    m.transport = r0.at("transport").get<std::string>();
+    std::vector<double> steps;
+    double compute = 0, exposed = 0, data = 0;
+    int samples = 0;
+    for (int r = 0; r < m.world_size; ++r) {
+      const std::string path = fmt::format("{}.rank{}.json", prefix, r);
+      const nlohmann::json j = r == 0 ? r0 : read_json(path);
+      for (const auto& s : j.at("steps")) {
+        if (s.at("iteration").get<int>() < warmup || s.at("skipped").get<bool>()) continue;
+        if (r == 0) steps.push_back(s.at("step_ms").get<double>());
+        compute += s.at("compute_ms").get<double>();
+        exposed += s.at("exposed_comm_ms").get<double>();
+        data += s.at("data_ms").get<double>();
+        ++samples;
+      }
+    }
+    if (steps.size() < 2) {
+      throw InputError({first, 0, 0}, "steps", std::to_string(steps.size()), fmt::format("at least 2 steps after the {} warm-up", warmup));
+    }
+    m.steps = static_cast<int>(steps.size());
+    for (double s : steps) m.step_ms += s;
+    m.step_ms /= static_cast<double>(steps.size());
+    for (double s : steps) m.step_sd_ms += (s - m.step_ms) * (s - m.step_ms);
+    m.step_sd_ms = std::sqrt(m.step_sd_ms / static_cast<double>(steps.size() - 1));
+    m.compute_ms = compute / samples;
+    m.exposed_comm_ms = exposed / samples;
+    m.data_ms = data / samples;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError({first, 0, 0}, "", "", fmt::format("ddpsim-real's per-rank JSON: {}", e.what()));
+  }
+  return m;
+}
+
+double closed_form_step_ms(const models::DdpJob& job, int world_size) {
+  double ms = job.data_load.ms() + job.model.forward_total().ms() + job.model.backward_total().ms() + job.model.optimizer.ms();
+  if (world_size > 1) {
+    const auto buckets = models::rebuilt_buckets(job.model, job.ddp);
+    if (buckets) {
+      for (const models::Bucket& b : *buckets) ms += models::ring_all_reduce_time(job.network, b.bytes, world_size).ms();
+    } else {  // no rebuild (find_unused_parameters): one all-reduce of every gradient
+      ms += models::ring_all_reduce_time(job.network, job.model.parameter_bytes(), world_size).ms();
+    }
+  }
+  return ms + models::expected_slowest_delay_ms(job.straggler, world_size);
+}
+
+std::vector<ValidationRow> compare(const scenarios::Scenario& scenario, const std::vector<Measured>& measured) {
+  scenarios::Scenario s = scenario;
+  s.world_sizes.clear();
+  for (const Measured& m : measured) {
+    if (std::find(s.world_sizes.begin(), s.world_sizes.end(), m.world_size) == s.world_sizes.end()) {
+      s.world_sizes.push_back(m.world_size);
+    }
+  }
+  s.bucket_caps_mb.resize(1);
+  const scenarios::SweepResult sweep = scenarios::run_scenario(s);
+  const Measured* one = nullptr;
+  for (const Measured& m : measured) {
+    if (m.world_size == 1) one = &m;
+  }
+  std::vector<ValidationRow> rows;
+  for (const Measured& m : measured) {
+    const auto it = std::find_if(sweep.rows.begin(), sweep.rows.end(),
+                                 [&](const scenarios::SweepRow& r) { return r.run.world_size == m.world_size; });
+    if (it == sweep.rows.end() || !it->run.step_ms) {
+      throw InputError({scenario.source, 0, 0}, "world_size", std::to_string(m.world_size),
+                       "a scenario that completes at this world size (it hung or crashed)");
+    }
+    ValidationRow row;
+    row.measured = m;
+    row.predicted_ms = *it->run.step_ms;
+    row.baseline_ms = closed_form_step_ms(s.job, m.world_size);
+    row.error_pct = pct(row.predicted_ms, m.step_ms);
+    row.baseline_error_pct = pct(row.baseline_ms, m.step_ms);
+    double compute = 0, exposed = 0, wait = 0, data = 0;
+    for (const models::RankStats& r : it->run.ranks) {
+      compute += r.compute_ms;
+      exposed += r.exposed_comm_ms;
+      wait += r.wait_ms;
+      data += r.data_ms;
+    }
+    const auto n = static_cast<double>(std::max<std::size_t>(1, it->run.ranks.size()));
+    row.compute = {compute / n, m.compute_ms};
+    row.exposed_comm = {exposed / n, m.exposed_comm_ms};
+    row.data = {data / n, m.data_ms};
+    row.predicted_wait_ms = wait / n;
+    if (one) {
+      row.measured_efficiency = one->step_ms / m.step_ms;  // weak scaling: a fixed batch per rank
+      const auto base = std::find_if(sweep.rows.begin(), sweep.rows.end(),
+                                     [](const scenarios::SweepRow& r) { return r.run.world_size == 1; });
+      if (base != sweep.rows.end() && base->run.step_ms) row.predicted_efficiency = *base->run.step_ms / row.predicted_ms;
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::string validation_table(const std::vector<ValidationRow>& rows) {
+  std::string out = fmt::format("{:>3} {:>17} {:>10} {:>8} {:>10} {:>8}   {:>15} {:>15} {:>13} {:>9}\n", "W", "measured_ms",
+                                "predicted", "error", "baseline", "error", "compute p/m", "exposed p/m", "wait p", "eff m/p");
+  for (const ValidationRow& r : rows) {
+    const std::string eff = r.measured_efficiency && r.predicted_efficiency
+                                ? fmt::format("{:.0f}/{:.0f}%", 100 * *r.measured_efficiency, 100 * *r.predicted_efficiency)
+                                : "-";
+    out += fmt::format("{:>3} {:>9.3f} +-{:<6.3f} {:>10.3f} {:>+7.1f}% {:>10.3f} {:>+7.1f}%   {:>7.3f}/{:<7.3f} {:>7.3f}/{:<7.3f} {:>13.3f} {:>9}\n",
+                       r.measured.world_size, r.measured.step_ms, r.measured.step_sd_ms, r.predicted_ms, r.error_pct,
+                       r.baseline_ms, r.baseline_error_pct, r.compute.predicted_ms, r.compute.measured_ms,
+                       r.exposed_comm.predicted_ms, r.exposed_comm.measured_ms, r.predicted_wait_ms, eff);
+  }
+  return out;
+}
+
+std::string validation_markdown(const scenarios::Scenario& scenario, const std::vector<ValidationRow>& rows) {
+  std::string out = fmt::format("# Prediction vs measurement: {}\n\n", scenario.name);
+  out += fmt::format("Scenario `{}`{}; measured on {} ({}, {}).\n\n", scenario.source,
+                     scenario.calibration.empty() ? "" : fmt::format(", calibration `{}`", scenario.calibration),
+                     rows.empty() ? "-" : rows.front().measured.host, rows.empty() ? "-" : rows.front().measured.device,
+                     rows.empty() ? "-" : rows.front().measured.transport);
+  out += "| W | measured step (ms) | predicted (ms) | error | baseline (ms) | baseline error | compute pred / meas (ms) | "
+         "exposed comm pred / meas (ms) | efficiency meas / pred |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const ValidationRow& r : rows) {
+    const std::string eff = r.measured_efficiency && r.predicted_efficiency
+                                ? fmt::format("{:.1f} % / {:.1f} %", 100 * *r.measured_efficiency, 100 * *r.predicted_efficiency)
+                                : "-";
+    out += fmt::format("| {} | {:.3f} ± {:.3f} ({} steps) | {:.3f} | {:+.1f} % | {:.3f} | {:+.1f} % | {:.3f} / {:.3f} | {:.3f} / {:.3f} | {} |\n",
+                       r.measured.world_size, r.measured.step_ms, r.measured.step_sd_ms, r.measured.steps, r.predicted_ms,
+                       r.error_pct, r.baseline_ms, r.baseline_error_pct, r.compute.predicted_ms, r.compute.measured_ms,
+                       r.exposed_comm.predicted_ms, r.exposed_comm.measured_ms, eff);
+  }
+  out += "\nThe baseline is the closed form: compute + every bucket's ring all-reduce, none overlapped, + the straggler "
+         "term; the simulator earns its complexity where its error is smaller. Measured wait is not separable from "
+         "collective time on one real rank; the simulator's predicted wait is in `ddpsim validate`'s table.\n\n"
+         "![step time and efficiency](step_time.svg)\n";
+  return out;
+}
+
+std::string validation_svg(const std::string& title, const std::vector<ValidationRow>& rows) {
+  // Two panels: step time, then efficiency, against log2 W.
+  const double w = 720, h = 340, left = 60, right = 30, top = 56, bottom = 50, gap = 80;
+  const double panel = (w - left - right - gap) / 2;
+  int max_w = 1;
+  double max_ms = 0;
+  for (const ValidationRow& r : rows) {
+    max_w = std::max(max_w, r.measured.world_size);
+    max_ms = std::max({max_ms, r.measured.step_ms + r.measured.step_sd_ms, r.predicted_ms, r.baseline_ms});
+  }
+  const double levels = std::max(1.0, std::log2(static_cast<double>(max_w)));
+  const auto x_of = [&](int world, double x0) { return x0 + panel * std::log2(static_cast<double>(world)) / levels; };
+  const auto y_ms = [&](double ms) { return top + (h - top - bottom) * (1 - ms / (max_ms * 1.1)); };
+  const auto y_eff = [&](double e) { return top + (h - top - bottom) * (1 - e / 1.2); };
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{}\" y=\"20\" font-size=\"14\">{}</text>\n",
+      w, h, left, title);
+  const double x2 = left + panel + gap;
+  for (double x0 : {left, x2}) {
+    svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"black\"/>\n"
+                       "<line x1=\"{0}\" y1=\"{2}\" x2=\"{3}\" y2=\"{2}\" stroke=\"black\"/>\n",
+                       x0, top, h - bottom, x0 + panel);
+    for (int world = 1; world <= max_w; world *= 2) {
+      svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x_of(world, x0), h - bottom + 16, world);
+    }
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">world size</text>\n", x0 + panel / 2, h - bottom + 32);
+  }
+  for (int i = 0; i <= 4; ++i) {
+    const double ms = max_ms * 1.1 * i / 4, eff = 1.2 * i / 4;
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{:.3g}</text>\n", left - 4, y_ms(ms) + 4, ms);
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{:.0f}%</text>\n", x2 - 4, y_eff(eff) + 4, 100 * eff);
+  }
+  svg += fmt::format("<text x=\"{}\" y=\"{}\">step time (ms)</text>\n<text x=\"{}\" y=\"{}\">scaling efficiency</text>\n",
+                     left + 4, top - 6, x2 + 4, top - 6);
+  const auto polyline = [&](auto value, const char* color, const char* dash, double x0, auto y) {
+    std::string pts;
+    for (const ValidationRow& r : rows) {
+      const std::optional<double> v = value(r);
+      if (v) pts += fmt::format("{:.1f},{:.1f} ", x_of(r.measured.world_size, x0), y(*v));
+    }
+    return fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" stroke-dasharray=\"{}\"/>\n",
+                       pts, color, dash);
+  };
+  using Opt = std::optional<double>;
+  svg += polyline([](const ValidationRow& r) { return Opt(r.measured.step_ms); }, "black", "none", left, y_ms);
+  svg += polyline([](const ValidationRow& r) { return Opt(r.predicted_ms); }, "#1f77b4", "none", left, y_ms);
+  svg += polyline([](const ValidationRow& r) { return Opt(r.baseline_ms); }, "#ff7f0e", "6 4", left, y_ms);
+  for (const ValidationRow& r : rows) {  // measured: mean and one standard deviation
+    const double x = x_of(r.measured.world_size, left);
+    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"black\"/>"
+                       "<circle cx=\"{0:.1f}\" cy=\"{3:.1f}\" r=\"3\"/>\n",
+                       x, y_ms(r.measured.step_ms - r.measured.step_sd_ms), y_ms(r.measured.step_ms + r.measured.step_sd_ms),
+                       y_ms(r.measured.step_ms));
+  }
+  svg += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"gray\" stroke-dasharray=\"2 3\"/>\n", x2,
+                     y_eff(1), x2 + panel, y_eff(1));
+  svg += polyline([](const ValidationRow& r) { return r.measured_efficiency; }, "black", "none", x2, y_eff);
+  svg += polyline([](const ValidationRow& r) { return r.predicted_efficiency; }, "#1f77b4", "none", x2, y_eff);
+  const double ly = h - 6;
+  svg += fmt::format("<text x=\"{}\" y=\"{}\">black: measured (mean, ±1 sd)   blue: predicted   orange dashed: "
+                     "closed-form baseline   gray: ideal</text>\n</svg>\n",
+                     left, ly);
+  return svg;
+}
+
+}  // namespace ddpsim::validate

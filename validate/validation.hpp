@@ -1,0 +1,63 @@
+#pragma once
+// Prediction against measurement: a scenario simulated at the world sizes a
+// real run measured, each step time beside the measured one and beside the
+// closed-form baseline, with per-component errors; reports as a text table,
+// Markdown and an SVG plot.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/ddp_job.hpp"
+#include "scenarios/scenario.hpp"
+
+namespace ddpsim::validate {
+
+/// One measured run (ddpsim-real train --json PREFIX), all its ranks.
+struct Measured {
+  std::string prefix;
+  int world_size = 1;
+  int steps = 0;              ///< after the warm-up, not skipped
+  double step_ms = 0;         ///< rank 0's mean step time
+  double step_sd_ms = 0;      ///< its standard deviation
+  double compute_ms = 0;      ///< means over ranks and steps
+  double exposed_comm_ms = 0;
+  double data_ms = 0;
+  std::string host, device, transport;
+};
+/// Reads PREFIX.rank<r>.json for every rank; the first `warmup` iterations
+/// are left out. Throws scenarios::InputError naming the file.
+Measured read_measured(const std::string& prefix, int warmup);
+
+/// The named baseline: data + forward + backward + optimizer + every bucket's
+/// ring all-reduce, none overlapped, + the straggler model's expected delay.
+/// No event simulation.
+double closed_form_step_ms(const models::DdpJob& job, int world_size);
+
+struct Component {
+  double predicted_ms = 0;
+  double measured_ms = 0;
+};
+
+struct ValidationRow {
+  Measured measured;
+  double predicted_ms = 0;
+  double baseline_ms = 0;
+  double error_pct = 0;           ///< (predicted - measured) / measured
+  double baseline_error_pct = 0;
+  Component compute, exposed_comm, data;
+  double predicted_wait_ms = 0;   ///< measured wait is not separable on one rank
+  std::optional<double> measured_efficiency, predicted_efficiency;  ///< against W = 1, when measured
+};
+
+/// Simulates `scenario` at each measured world size (its own world sizes are
+/// replaced, its first bucket cap used).
+std::vector<ValidationRow> compare(const scenarios::Scenario& scenario, const std::vector<Measured>& measured);
+
+std::string validation_table(const std::vector<ValidationRow>& rows);
+std::string validation_markdown(const scenarios::Scenario& scenario, const std::vector<ValidationRow>& rows);
+/// Step time (measured, predicted, baseline) and scaling efficiency against
+/// world size, with the ideal line.
+std::string validation_svg(const std::string& title, const std::vector<ValidationRow>& rows);
+
+}  // namespace ddpsim::validate
