@@ -21,6 +21,7 @@
 #include "real_backend/mpi_transport.hpp"
 #include "real_backend/nccl_transport.hpp"
 #include "real_backend/trainer.hpp"
+#include "sim/build_info.hpp"
 
 namespace {
 
@@ -147,6 +148,8 @@ void write_rank_json(const std::string& prefix, const ddpsim::real::Transport& t
   j["rank"] = t.rank();
   j["world_size"] = t.world_size();
   j["host"] = host_name();
+  j["ddpsim_version"] = ddpsim::sim::ddpsim_version();
+  j["git_commit"] = ddpsim::sim::git_commit();
   j["device"] = device;
   j["transport"] = t.name();
   j["sizes"] = {{"widths", widths},
@@ -300,6 +303,8 @@ int main(int argc, char** argv) {
         }
         if (!sweep_json.empty()) {
           std::ofstream(sweep_json) << nlohmann::ordered_json{{"transport", transport.name()}, {"host", host_name()},
+                                                              {"ddpsim_version", ddpsim::sim::ddpsim_version()},
+                                                              {"git_commit", ddpsim::sim::git_commit()},
                                                               {"world_size", transport.world_size()}, {"sweep", j}}
                                            .dump(2)
                                     << "\n";

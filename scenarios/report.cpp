@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
+#include <filesystem>
 #include <nlohmann/json.hpp>
-#include <fmt/ranges.h>
+
+#include "sim/build_info.hpp"
 
 namespace ddpsim::scenarios {
 namespace {
@@ -339,6 +342,15 @@ std::string to_json(const Scenario& scenario, const SweepResult& result) {
   doc["scenario"] = scenario.name;
   doc["engine"] = "analytic";
   doc["seed"] = scenario.seed;
+  // The host is left out on purpose: the same scenario and seed give
+  // byte-identical output on any machine (measured results carry their host).
+  doc["provenance"] = {{"ddpsim_version", sim::ddpsim_version()},
+                       {"git_commit", sim::git_commit()},
+                       {"scenario_sha256", scenario.sha256},
+                       {"calibration", scenario.calibration.empty() ? ordered_json(nullptr)
+                                                                   : ordered_json(std::filesystem::path(scenario.calibration).filename().string())},
+                       {"calibration_sha256", scenario.calibration.empty() ? ordered_json(nullptr) : ordered_json(scenario.calibration_sha256)},
+                       {"seed", scenario.seed}};
   ordered_json runs = ordered_json::array();
   for (const SweepRow& row : result.rows) {
     models::DdpJob job = scenario.job;

@@ -39,7 +39,9 @@ struct Scenario {
   std::string model_description;  ///< "preset resnet50, 25557032 parameters in 161 tensors"
   std::optional<SamplerSpec> sampler;
   ResilienceSpec resilience;
+  std::string sha256;       ///< of the scenario's text
   std::string calibration;  ///< the calibration file applied, if any
+  std::string calibration_sha256;
   std::optional<double> max_error_pct;  ///< validation.max_error_pct: ddpsim validate's threshold
 };
 

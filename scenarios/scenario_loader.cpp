@@ -18,6 +18,7 @@
 #include "models/presets.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/scenario.hpp"
+#include "sim/digest.hpp"
 
 namespace ddpsim::scenarios {
 namespace {
@@ -777,6 +778,7 @@ void apply_calibration_text(Scenario& out, std::string_view text, const std::str
   const Section data = top.child("data", {"load_ms"});
   if (data.has("load_ms")) job.data_load = data.millis("load_ms", std::nullopt);
   out.calibration = source;
+  out.calibration_sha256 = sim::to_hex(sim::sha256(text));
 }
 
 Scenario parse_scenario(std::string_view text, const std::string& source) {
@@ -789,6 +791,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
                      "calibration", "validation"});
   Scenario out;
   out.source = source;
+  out.sha256 = sim::to_hex(sim::sha256(text));
   out.name = top.text("name", stem_of(source));
   top.text("description", "");
   top.choice("engine", {"analytic"}, "analytic");

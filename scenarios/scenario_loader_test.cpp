@@ -6,6 +6,7 @@
 
 #include "scenarios/input_error.hpp"
 #include "scenarios/scenario.hpp"
+#include "sim/digest.hpp"
 
 using namespace ddpsim;
 using scenarios::InputError;
@@ -442,6 +443,8 @@ data:
   CHECK(s.job.model.optimizer.ms() == doctest::Approx(0.05));
   CHECK(s.job.data_load.ms() == doctest::Approx(0.02));
   CHECK(s.calibration == cal.string());
+  CHECK(s.calibration_sha256.size() == 64);
+  CHECK(s.sha256 == sim::to_hex(sim::sha256(kLayered)));  // provenance: the scenario's own text
 }
 
 TEST_CASE("calibration: in a scenario is read relative to the scenario's folder, and checked like one") {

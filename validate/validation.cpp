@@ -13,6 +13,7 @@
 #include "models/straggler.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/runner.hpp"
+#include "sim/build_info.hpp"
 
 namespace ddpsim::validate {
 namespace {
@@ -160,6 +161,9 @@ std::string validation_markdown(const scenarios::Scenario& scenario, const std::
                      scenario.calibration.empty() ? "" : fmt::format(", calibration `{}`", scenario.calibration),
                      rows.empty() ? "-" : rows.front().measured.host, rows.empty() ? "-" : rows.front().measured.device,
                      rows.empty() ? "-" : rows.front().measured.transport);
+  out += fmt::format("Provenance: ddpsim {} (commit {}), scenario SHA-256 `{}`{}.\n\n", sim::ddpsim_version(),
+                     sim::git_commit(), scenario.sha256,
+                     scenario.calibration.empty() ? "" : fmt::format(", calibration SHA-256 `{}`", scenario.calibration_sha256));
   out += "| W | measured step (ms) | predicted (ms) | error | baseline (ms) | baseline error | compute pred / meas (ms) | "
          "exposed comm pred / meas (ms) | efficiency meas / pred |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const ValidationRow& r : rows) {
