@@ -62,6 +62,18 @@ struct RankStats {
   double backward_overlap_ms = 0;      ///< first bucket launched -> backward compute end
 };
 
+/// Scaling efficiency below this is flagged in every table, with the overhead
+/// that costs most.
+inline constexpr double kLowEfficiency = 0.8;
+struct Overhead {
+  std::string_view name;  ///< "exposed communication", "straggler wait" or "data loading"
+  double ms = 0;          ///< per step
+};
+/// The largest of the three non-compute costs of a step.
+Overhead costliest_overhead(double exposed_comm_ms, double wait_ms, double data_ms);
+/// "  below 80%: exposed communication costs most (0.42 ms per step)", or "" at or above 80 %.
+std::string low_efficiency_flag(double efficiency, double exposed_comm_ms, double wait_ms, double data_ms);
+
 /// A process that stopped with an error, as PyTorch would raise it.
 struct RankError {
   int rank = 0;

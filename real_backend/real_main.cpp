@@ -21,6 +21,7 @@
 #include "real_backend/mpi_transport.hpp"
 #include "real_backend/nccl_transport.hpp"
 #include "real_backend/trainer.hpp"
+#include "models/ddp_job.hpp"
 #include "sim/build_info.hpp"
 
 namespace {
@@ -90,7 +91,7 @@ int audit(const std::vector<std::string>& prefixes, std::int64_t dataset_size) {
 int report(const std::vector<std::string>& prefixes) {
   struct Row {
     int world;
-    double step_ms, samples_per_s;
+    double step_ms, samples_per_s, exposed_comm_ms, data_ms;
   };
   std::vector<Row> rows;
   for (const std::string& prefix : prefixes) {
@@ -99,10 +100,16 @@ int report(const std::vector<std::string>& prefixes) {
     for (const auto& s : j.at("steps")) steps.push_back(s.at("step_ms").get<double>());
     if (steps.size() < 3) throw CLI::ValidationError(prefix + ": fewer than 3 steps logged");
     steps.erase(steps.begin(), steps.begin() + 2);
+    double exposed = 0, data = 0;
+    for (std::size_t i = 2; i < j.at("steps").size(); ++i) {
+      exposed += j.at("steps")[i].at("exposed_comm_ms").get<double>();
+      data += j.at("steps")[i].at("data_ms").get<double>();
+    }
     std::sort(steps.begin(), steps.end());
     const double median = steps[steps.size() / 2];
     const int world = j.at("world_size").get<int>();
-    rows.push_back({world, median, world * j.at("batch_size").get<double>() / (median / 1000)});
+    const auto n = static_cast<double>(steps.size());
+    rows.push_back({world, median, world * j.at("batch_size").get<double>() / (median / 1000), exposed / n, data / n});
   }
   const auto one = std::find_if(rows.begin(), rows.end(), [](const Row& r) { return r.world == 1; });
   fmt::print("{:<9}{:<10}{:<14}{:<9}{}\n", "workers", "step_ms", "samples/s", "speedup", "efficiency");
@@ -110,7 +117,11 @@ int report(const std::vector<std::string>& prefixes) {
     const std::string speedup = one != rows.end() ? fmt::format("{:.2f}x", r.samples_per_s / one->samples_per_s) : "-";
     const std::string eff =
         one != rows.end() ? fmt::format("{:.1f}%", 100 * r.samples_per_s / (r.world * one->samples_per_s)) : "-";
-    fmt::print("{:<9}{:<10.3f}{:<14.0f}{:<9}{}\n", r.world, r.step_ms, r.samples_per_s, speedup, eff);
+    // Waiting for other ranks is not separable from the collective on one rank: it counts as exposed communication.
+    const std::string flag = one != rows.end() ? ddpsim::models::low_efficiency_flag(
+                                                     r.samples_per_s / (r.world * one->samples_per_s), r.exposed_comm_ms, 0, r.data_ms)
+                                               : "";
+    fmt::print("{:<9}{:<10.3f}{:<14.0f}{:<9}{}{}\n", r.world, r.step_ms, r.samples_per_s, speedup, eff, flag);
   }
   return 0;
 }

@@ -314,6 +314,12 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
     if (result.bucket_sweep) fmt::print(out, "{:<11}", fmt::format("{:g}", row.bucket_cap_mb));
     fmt::print(out, "{:<9}{:<9}{:<9}{}", r.world_size, step, speedup, eff);
     if (r.outcome != models::Outcome::kCompleted) fmt::print(out, "  {}", models::to_string(r.outcome));
+    if (row.efficiency && !r.ranks.empty()) {
+      double exposed = 0, wait = 0, data = 0;
+      for (const models::RankStats& s : r.ranks) exposed += s.exposed_comm_ms, wait += s.wait_ms, data += s.data_ms;
+      const auto n = static_cast<double>(r.ranks.size());
+      fmt::print(out, "{}", models::low_efficiency_flag(*row.efficiency, exposed / n, wait / n, data / n));
+    }
     fmt::print(out, "\n");
   }
   if (!result.baseline_in_sweep && !result.rows.empty() && result.rows.front().baseline_ms) {

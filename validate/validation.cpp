@@ -151,6 +151,11 @@ std::string validation_table(const std::vector<ValidationRow>& rows) {
                        r.measured.world_size, r.measured.step_ms, r.measured.step_sd_ms, r.predicted_ms, r.error_pct,
                        r.baseline_ms, r.baseline_error_pct, r.compute.predicted_ms, r.compute.measured_ms,
                        r.exposed_comm.predicted_ms, r.exposed_comm.measured_ms, r.predicted_wait_ms, eff);
+    if (r.measured_efficiency) {
+      // Measured wait is not separable from collective time: it counts as exposed communication here.
+      const std::string flag = models::low_efficiency_flag(*r.measured_efficiency, r.exposed_comm.measured_ms, 0, r.data.measured_ms);
+      if (!flag.empty()) out.back() = ' ', out += fmt::format("   measured{}\n", flag);
+    }
   }
   return out;
 }
@@ -174,6 +179,10 @@ std::string validation_markdown(const scenarios::Scenario& scenario, const std::
                        r.measured.world_size, r.measured.step_ms, r.measured.step_sd_ms, r.measured.steps, r.predicted_ms,
                        r.error_pct, r.baseline_ms, r.baseline_error_pct, r.compute.predicted_ms, r.compute.measured_ms,
                        r.exposed_comm.predicted_ms, r.exposed_comm.measured_ms, eff);
+    if (r.measured_efficiency) {
+      const std::string flag = models::low_efficiency_flag(*r.measured_efficiency, r.exposed_comm.measured_ms, 0, r.data.measured_ms);
+      if (!flag.empty()) out += fmt::format("\n**W = {}, measured:**{}\n\n", r.measured.world_size, flag);
+    }
   }
   out += "\nThe baseline is the closed form: compute + every bucket's ring all-reduce, none overlapped, + the straggler "
          "term; the simulator earns its complexity where its error is smaller. Measured wait is not separable from "
