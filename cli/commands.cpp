@@ -96,7 +96,8 @@ int sampler(const SamplerOptions& o) {
 // Per-layer compute, optimizer and data times from a 1-rank ddpsim-real run:
 // means over the steps after `warmup`, skipped steps left out.
 struct ComputeFit {
-  std::vector<double> forward_ms, backward_ms;
+  std::vector<double> forward_ms, backward_ms;  ///< per layer, or one entry (whole_model)
+  bool whole_model = false;
   double optimizer_ms = 0, data_ms = 0;
   int steps = 0;
 };
@@ -105,10 +106,13 @@ ComputeFit fit_compute(const nlohmann::json& run, const std::string& path, int w
   ComputeFit fit;
   for (const auto& step : run.at("steps")) {
     if (step.at("iteration").get<int>() < warmup || step.at("skipped").get<bool>()) continue;
-    const auto fwd = step.at("layer_forward_ms").get<std::vector<double>>();
-    const auto bwd = step.at("layer_backward_ms").get<std::vector<double>>();
-    if (fwd.empty() || fwd.size() != bwd.size()) {
-      throw InputError({path, 0, 0}, "steps", "", "per-layer times (layer_forward_ms, layer_backward_ms): a CPU run");
+    auto fwd = step.at("layer_forward_ms").get<std::vector<double>>();
+    auto bwd = step.at("layer_backward_ms").get<std::vector<double>>();
+    if (fwd.size() != bwd.size()) throw InputError({path, 0, 0}, "layer_backward_ms", "", "as many layers as layer_forward_ms");
+    if (fwd.empty()) {  // a GPU run: whole-model times, spread over the tensors by size
+      fit.whole_model = true;
+      fwd = {step.at("forward_compute_ms").get<double>()};
+      bwd = {step.at("backward_compute_ms").get<double>()};
     }
     if (fit.forward_ms.empty()) fit.forward_ms.assign(fwd.size(), 0.0), fit.backward_ms.assign(fwd.size(), 0.0);
     for (std::size_t l = 0; l < fwd.size() && l < fit.forward_ms.size(); ++l) {
@@ -138,9 +142,47 @@ nlohmann::json read_measurement(const std::string& path) {
   }
 }
 
+struct CalibrateOptions {
+  std::vector<std::string> measured;
+  std::string out;
+  int warmup = 2;
+  std::string check_scenario;              ///< with check_measured: the acceptance test
+  std::vector<std::string> check_measured;
+  std::optional<double> max_error_pct;
+};
+
+// The acceptance test of a candidate calibration: the scenario, calibrated
+// with it, predicts the held-out runs within the threshold.
+bool passes_check(const CalibrateOptions& o, const std::string& candidate) {
+  ddpsim::scenarios::Scenario scenario = ddpsim::scenarios::load_scenario(o.check_scenario);
+  ddpsim::scenarios::apply_calibration(scenario, candidate);
+  const std::optional<double> limit = o.max_error_pct ? o.max_error_pct : scenario.max_error_pct;
+  if (!limit) throw InputError({o.check_scenario, 0, 0}, "validation.max_error_pct", "", "a threshold (or --max-error-pct) to accept a calibration");
+  std::vector<ddpsim::validate::Measured> held_out;
+  for (const std::string& prefix : o.check_measured) held_out.push_back(ddpsim::validate::read_measured(prefix, scenario.job.warmup_iterations));
+  const auto rows = ddpsim::validate::compare(scenario, held_out);
+  fmt::print("check on measurements the fit did not use:\n{}", ddpsim::validate::validation_table(rows));
+  double worst = 0;
+  for (const auto& r : rows) worst = std::max(worst, std::fabs(r.error_pct));
+  fmt::print("largest error {:.1f} %, threshold {:.1f} %\n", worst, *limit);
+  return worst <= *limit;
+}
+
 // ddpsim calibrate: the collective model fitted to ddpsim-real's all-reduce
-// sweeps, and per-layer compute from a 1-rank training run.
-int calibrate(const std::vector<std::string>& measured, const std::string& out_path, int warmup) {
+// sweeps, and per-layer compute from a 1-rank training run. With a check,
+// the new calibration replaces --out only if it predicts the held-out runs;
+// otherwise the last known-good one stays (exit 3).
+int calibrate(const CalibrateOptions& o) {
+  const std::vector<std::string>& measured = o.measured;
+  const std::string& out_path = o.out;
+  const int warmup = o.warmup;
+  for (const std::string& prefix : o.check_measured) {
+    for (const std::string& m : measured) {
+      if (m == prefix + ".rank0.json" || m == prefix) {
+        throw InputError({m, 0, 0}, "--check-measured", prefix, "held-out runs the fit does not use");
+      }
+    }
+  }
   std::vector<ddpsim::validate::SweepPoint> points;
   std::optional<ComputeFit> compute;
   std::string sources;
@@ -185,9 +227,14 @@ int calibrate(const std::vector<std::string>& measured, const std::string& out_p
     }
   }
   if (compute) {
-    yaml += fmt::format("# model: per-layer means over {} measured steps (after {} warm-up)\nmodel:\n  layers:\n",
-                        compute->steps, warmup);
-    for (std::size_t l = 0; l < compute->forward_ms.size(); ++l) {
+    yaml += fmt::format("# model: {} means over {} measured steps (after {} warm-up)\nmodel:\n",
+                        compute->whole_model ? "whole-model" : "per-layer", compute->steps, warmup);
+    if (compute->whole_model) {
+      yaml += fmt::format("  forward_ms: {:.6g}\n  backward_ms: {:.6g}\n", compute->forward_ms[0], compute->backward_ms[0]);
+    } else {
+      yaml += "  layers:\n";
+    }
+    for (std::size_t l = 0; !compute->whole_model && l < compute->forward_ms.size(); ++l) {
       yaml += fmt::format("    - {{name: layers.{0}, params: [layers.{0}.weight, layers.{0}.bias], forward_ms: {1:.6g}, "
                           "backward_ms: {2:.6g}}}\n",
                           l, compute->forward_ms[l], compute->backward_ms[l]);
@@ -195,8 +242,23 @@ int calibrate(const std::vector<std::string>& measured, const std::string& out_p
     yaml += fmt::format("  optimizer_ms: {:.6g}\ndata:\n  load_ms: {:.6g}\n", compute->optimizer_ms, compute->data_ms);
   }
   fmt::print("{}", yaml);
-  if (!out_path.empty()) write_file(out_path, yaml);
-  return 0;
+  if (o.check_measured.empty()) {
+    if (!out_path.empty()) write_file(out_path, yaml);
+    return 0;
+  }
+  const std::string candidate = out_path + ".candidate";
+  write_file(candidate, yaml);
+  if (passes_check(o, candidate)) {
+    std::filesystem::rename(candidate, out_path);
+    fmt::print("accepted: {} is the new calibration\n", out_path);
+    return 0;
+  }
+  if (std::filesystem::exists(out_path)) {
+    fmt::print("rejected: keeping the last known-good calibration {} (the candidate is in {})\n", out_path, candidate);
+  } else {
+    fmt::print("rejected: no calibration written ({} does not exist; the candidate is in {})\n", out_path, candidate);
+  }
+  return 3;
 }
 
 struct ValidateOptions {
@@ -276,16 +338,24 @@ int main(int argc, char** argv) {
   sampler_cmd->add_flag("--ids", so.ids, "List every rank's example IDs (default: only for small datasets)");
   sampler_cmd->add_option("--json", so.json, "Write the audit as JSON to this file");
 
-  std::vector<std::string> measured;
-  std::string calibration_out;
+  CalibrateOptions co;
   CLI::App* calibrate_cmd = app.add_subcommand("calibrate", "Fit the collective model to measured all-reduce sweeps");
-  calibrate_cmd->add_option("--measured", measured,
+  calibrate_cmd->add_option("--measured", co.measured,
                             "ddpsim-real JSON: allreduce-sweep files (one per world size) and/or one 1-rank train run (PREFIX.rank0.json)")
       ->required()->expected(1, -1);
-  calibrate_cmd->add_option("--out", calibration_out, "Write the calibration (YAML; a scenario's calibration: key reads it)");
-  int calibration_warmup = 2;
-  calibrate_cmd->add_option("--warmup", calibration_warmup, "Training steps left out of the means (default 2)")
+  CLI::Option* calibration_out_opt = calibrate_cmd->add_option("--out", co.out, "Write the calibration (YAML; a scenario's calibration: key reads it)");
+  calibrate_cmd->add_option("--warmup", co.warmup, "Training steps left out of the means (default 2)")
       ->check(CLI::Range(0, 1000000));
+  CLI::Option* check_scenario = calibrate_cmd->add_option(
+      "--check-scenario", co.check_scenario, "Accept the calibration only if this scenario, calibrated with it, predicts the "
+                                             "--check-measured runs; else keep the last known-good --out");
+  CLI::Option* check_measured = calibrate_cmd->add_option("--check-measured", co.check_measured,
+                                                          "ddpsim-real train --json prefixes the fit does not use")
+                                    ->expected(1, -1);
+  check_scenario->needs(check_measured);
+  check_measured->needs(check_scenario)->needs(calibration_out_opt);
+  calibrate_cmd->add_option("--max-error-pct", co.max_error_pct, "The check's threshold (default: validation.max_error_pct)")
+      ->check(CLI::PositiveNumber);
 
   ValidateOptions vo;
   CLI::App* validate_app = app.add_subcommand("validate", "Compare a scenario's predictions with ddpsim-real measurements");
@@ -316,7 +386,7 @@ int main(int argc, char** argv) {
     if (*buckets_cmd) return buckets(buckets_path, buckets_json);
     if (*sampler_cmd) return sampler(so);
     if (*validate_app) return validate_cmd(vo);
-    if (*calibrate_cmd) return calibrate(measured, calibration_out, calibration_warmup);
+    if (*calibrate_cmd) return calibrate(co);
   } catch (const InputError& e) {
     fmt::print(stderr, "ddpsim: error: {}\n", e.what());
     return 2;

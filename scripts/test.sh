@@ -6,5 +6,10 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh build -DDDPSIM_WERROR=ON
 ctest --test-dir build --output-on-failure -j "$(nproc)"
+# The CPU prediction check's errors, printed every run (docs/validation.md).
+if [ -f build/validate/out/cpu_loop/validate.log ]; then
+  echo "validate.cpu_loop: W = 2 predicted from W = 1 and the sweeps, against its measurement:"
+  cat build/validate/out/cpu_loop/validate.log
+fi
 BUILD_TYPE=Debug scripts/build.sh build-asan -DDDPSIM_SANITIZE=ON
 ctest --test-dir build-asan --output-on-failure -j "$(nproc)"

@@ -19,4 +19,19 @@ mpirun --oversubscribe -np 2 "$real" allreduce-sweep --max-bytes 16777216 --iter
 # 3. Measure W = 2 (the prediction did not use it) and compare.
 mpirun --oversubscribe -np 2 "$real" train "${model[@]}" --json "$out/w2" > /dev/null
 "$ddpsim" validate --scenario "$root/scenarios/real_mlp_cpu.yaml" --calibration "$out/calibration.yaml" \
-  --measured "$out/w1" "$out/w2" --max-error-pct "$limit" --report "$out/report"
+  --measured "$out/w1" "$out/w2" --max-error-pct "$limit" --report "$out/report" | tee "$out/validate.log"
+# 4. The last known-good rule: a new calibration replaces the file only if it
+# predicts the held-out W = 2 run. Within 50 %: accepted. Within 0.001 %
+# (which no measurement here meets): rejected, the file stays byte for byte.
+"$ddpsim" calibrate --measured "$out/w1.rank0.json" "$out/sweep_w1.json" "$out/sweep_w2.json" --out "$out/good.yaml" \
+  --check-scenario "$root/scenarios/real_mlp_cpu.yaml" --check-measured "$out/w2" --max-error-pct "$limit" | grep -E "^largest|^accepted"
+before=$(sha256sum < "$out/good.yaml")
+set +e
+"$ddpsim" calibrate --measured "$out/w1.rank0.json" "$out/sweep_w1.json" "$out/sweep_w2.json" --out "$out/good.yaml" \
+  --check-scenario "$root/scenarios/real_mlp_cpu.yaml" --check-measured "$out/w2" --max-error-pct 0.001 > "$out/reject.log"
+rc=$?
+set -e
+grep -E "^rejected" "$out/reject.log"
+[ "$rc" -eq 3 ] || { echo "FAILED: a rejected calibration exited $rc, not 3"; exit 1; }
+[ "$(sha256sum < "$out/good.yaml")" = "$before" ] || { echo "FAILED: the last known-good calibration changed"; exit 1; }
+echo "last known-good calibration kept"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The GPU procedure: build with CUDA and NCCL, check the GPU path against the
 # CPU one, time NCCL all-reduces and the trainer at W = 1, 2, 4 ... up to the
-# number of GPUs given, and print the efficiency table.
+# number of GPUs given, print the efficiency table, then calibrate the
+# simulator on W = 1 and the sweeps and compare its predictions for
+# scenarios/real_mlp_gpu.yaml with every measured world size.
 #   validate/gpu/run.sh GPUS [OUT_DIR]     e.g. validate/gpu/run.sh 1, validate/gpu/run.sh 8
 # Needs: Debian 12 (scripts/setup.sh), CUDA with NCCL in /usr/local/cuda, GPUS visible GPUs.
 set -euo pipefail
@@ -25,3 +27,10 @@ for ((w = 1; w <= gpus; w *= 2)); do
   prefixes+=("$out/train_w$w")
 done
 "$bin" report "${prefixes[@]}" | tee "$out/efficiency.txt"
+# The cross-check: calibrate on W = 1 and the sweeps, predict every world size, compare.
+sweeps=()
+for ((w = 1; w <= gpus; w *= 2)); do sweeps+=("$out/sweep_w$w.json"); done
+build/cli/ddpsim calibrate --measured "$out/train_w1.rank0.json" "${sweeps[@]}" --out "$out/calibration.yaml" \
+  | grep -E "^# (least|model|note)|^  [a-zA-Z_]+:"
+build/cli/ddpsim validate --scenario scenarios/real_mlp_gpu.yaml --calibration "$out/calibration.yaml" \
+  --measured "${prefixes[@]}" --report "$out/report" | tee "$out/validation.txt"
