@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -132,6 +133,10 @@ ComputeFit fit_compute(const nlohmann::json& run, const std::string& path, int w
   return fit;
 }
 
+// The mean over steps of (latest rank's backward end - the mean rank's), from
+// every rank's log of a multi-rank run; `path` is its PREFIX.rank0.json.
+double arrival_skew_ms(const nlohmann::json& rank0, const std::string& path, int warmup);
+
 nlohmann::json read_measurement(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError({path, 0, 0}, "", "", "cannot read this measurement file");
@@ -168,6 +173,36 @@ bool passes_check(const CalibrateOptions& o, const std::string& candidate) {
   return worst <= *limit;
 }
 
+double arrival_skew_ms(const nlohmann::json& rank0, const std::string& path, int warmup) {
+  const std::string suffix = ".rank0.json";
+  if (path.size() <= suffix.size() || path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    throw InputError({path, 0, 0}, "", "", "a multi-rank run's PREFIX.rank0.json (its other ranks are read beside it)");
+  }
+  const std::string prefix = path.substr(0, path.size() - suffix.size());
+  const int world = rank0.at("world_size").get<int>();
+  std::map<int, std::vector<double>> ends;  // iteration -> every rank's backward end
+  for (int r = 0; r < world; ++r) {
+    const std::string file = fmt::format("{}.rank{}.json", prefix, r);
+    const nlohmann::json j = r == 0 ? rank0 : read_measurement(file);
+    for (const auto& step : j.at("steps")) {
+      const int it = step.at("iteration").get<int>();
+      if (it >= warmup && !step.at("skipped").get<bool>()) ends[it].push_back(step.at("backward_end_clock_ms").get<double>());
+    }
+  }
+  double sum = 0;
+  int steps = 0;
+  for (const auto& [it, e] : ends) {
+    if (static_cast<int>(e.size()) != world) continue;
+    double mean = 0;
+    for (double t : e) mean += t;
+    mean /= world;
+    sum += *std::max_element(e.begin(), e.end()) - mean;
+    ++steps;
+  }
+  if (steps == 0) throw InputError({path, 0, 0}, "steps", "", "steps every rank logged after the warm-up");
+  return sum / steps;
+}
+
 // ddpsim calibrate: the collective model fitted to ddpsim-real's all-reduce
 // sweeps, and per-layer compute from a 1-rank training run. With a check,
 // the new calibration replaces --out only if it predicts the held-out runs;
@@ -184,6 +219,7 @@ int calibrate(const CalibrateOptions& o) {
     }
   }
   std::vector<ddpsim::validate::SweepPoint> points;
+  std::vector<ddpsim::validate::SkewPoint> skews;
   std::optional<ComputeFit> compute;
   std::string sources;
   for (const std::string& path : measured) {
@@ -192,8 +228,9 @@ int calibrate(const CalibrateOptions& o) {
       const int world = j.at("world_size").get<int>();
       if (j.contains("sweep")) {
         for (const auto& row : j.at("sweep")) points.push_back({world, row.at("bytes").get<double>(), row.at("time_us").get<double>()});
+      } else if (j.contains("steps") && world > 1) {
+        skews.push_back({world, arrival_skew_ms(j, path, warmup)});
       } else if (j.contains("steps")) {
-        if (world != 1) throw InputError({path, 0, 0}, "world_size", std::to_string(world), "a 1-rank run for compute times");
         if (compute) throw InputError({path, 0, 0}, "", "", "one 1-rank run (another was given before)");
         compute = fit_compute(j, path, warmup);
       } else {
@@ -240,6 +277,15 @@ int calibrate(const CalibrateOptions& o) {
                           l, compute->forward_ms[l], compute->backward_ms[l]);
     }
     yaml += fmt::format("  optimizer_ms: {:.6g}\ndata:\n  load_ms: {:.6g}\n", compute->optimizer_ms, compute->data_ms);
+  }
+  if (!skews.empty()) {
+    const ddpsim::validate::StragglerFit fit = ddpsim::validate::fit_straggler(skews);
+    yaml += "# straggler: arrival skew (slowest rank's backward end - the mean rank's, one host's clock):";
+    for (const auto& p : skews) yaml += fmt::format(" W={} {:.4g} ms", p.world_size, p.skew_ms);
+    yaml += fmt::format("\n# log2 form rms {:.3g} ms; the jitter form fits with rms {:.3g} ms as\n"
+                        "#   straggler: {{model: jitter, distribution: exponential, mean_ms: {:.6g}}}\n"
+                        "straggler:\n  model: log2\n  penalty_ms: {:.6g}\n",
+                        fit.log2_rms_ms, fit.jitter_rms_ms, fit.jitter_mean_ms, fit.log2_penalty_ms);
   }
   fmt::print("{}", yaml);
   if (o.check_measured.empty()) {

@@ -190,6 +190,7 @@ void write_rank_json(const std::string& prefix, const ddpsim::real::Transport& t
                      {"backward_overlap_ms", s.backward_overlap_ms},
                      {"optimizer_ms", s.optimizer_ms},
                      {"step_ms", s.step_ms},
+                     {"backward_end_clock_ms", s.backward_end_clock_ms},
                      {"layer_forward_ms", s.layer_forward_ms},
                      {"layer_backward_ms", s.layer_backward_ms}});
   }

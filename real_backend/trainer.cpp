@@ -206,6 +206,7 @@ TrainResult train(Transport& t, Replica& model, const TrainerOptions& o) {
           tickets.push_back(t.all_reduce_async(data, n, {Label::Kind::kBucketAllReduce, timing.iteration, bucket}));
         });
         const double backward_end = steady_ms();
+        timing.backward_end_clock_ms = backward_end;
         double last_done = backward_end;
         for (std::size_t bucket = 0; bucket < tickets.size(); ++bucket) {
           const CollectiveTimes c = t.wait(tickets[bucket]);

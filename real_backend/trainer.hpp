@@ -68,6 +68,10 @@ struct StepTiming {
   double collective_ms = 0;        ///< bucket all-reduces executing, overlapped or not
   double exposed_comm_ms = 0;      ///< after backward, waiting for the all-reduces
   double step_ms = 0;
+  /// When backward compute ended, on the host's steady clock (CLOCK_MONOTONIC,
+  /// shared by every process on a host): the ranks' arrival skew, for the
+  /// straggler fit of ddpsim calibrate. 0 when skipped.
+  double backward_end_clock_ms = 0;
   std::vector<double> layer_forward_ms;   ///< per layer, layers.0 first (CPU only)
   std::vector<double> layer_backward_ms;
 };

@@ -760,7 +760,7 @@ void apply_calibration_text(Scenario& out, std::string_view text, const std::str
   check_text(text, source);
   const YAML::Node root = parse_yaml(text, source);
   const Reader reader(source);
-  const Section top(reader, root, "", Location{source, 1, 1}, {"collective", "model", "data"});
+  const Section top(reader, root, "", Location{source, 1, 1}, {"collective", "model", "data", "straggler"});
   models::DdpJob& job = out.job;
   const Section coll = top.child("collective", {"latency_us", "bandwidth_GBps", "launch_overhead_us"});
   if (coll.has("latency_us")) job.network.latency = coll.micros("latency_us", std::nullopt);
@@ -777,6 +777,10 @@ void apply_calibration_text(Scenario& out, std::string_view text, const std::str
   if (model.has("optimizer_ms")) job.model.optimizer = model.millis("optimizer_ms", std::nullopt);
   const Section data = top.child("data", {"load_ms"});
   if (data.has("load_ms")) job.data_load = data.millis("load_ms", std::nullopt);
+  if (top.has("straggler")) {
+    job.straggler = read_straggler(top.child("straggler", {"model", "penalty_ms", "rank", "distribution", "mean_ms", "max_ms"}),
+                                   out.world_sizes);
+  }
   out.calibration = source;
   out.calibration_sha256 = sim::to_hex(sim::sha256(text));
 }

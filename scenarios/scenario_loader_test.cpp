@@ -429,6 +429,9 @@ model:
   optimizer_ms: 0.05
 data:
   load_ms: 0.02
+straggler:
+  model: log2
+  penalty_ms: 1.5
 )");
   scenarios::Scenario s = parse_scenario(kLayered, "s.yaml");
   scenarios::apply_calibration(s, cal.string());
@@ -442,6 +445,9 @@ data:
   CHECK(s.job.model.forward[1].ms() == doctest::Approx(0.1));
   CHECK(s.job.model.optimizer.ms() == doctest::Approx(0.05));
   CHECK(s.job.data_load.ms() == doctest::Approx(0.02));
+  const auto* straggler = std::get_if<models::Log2Straggler>(&s.job.straggler);
+  REQUIRE(straggler);
+  CHECK(straggler->penalty.ms() == doctest::Approx(1.5));
   CHECK(s.calibration == cal.string());
   CHECK(s.calibration_sha256.size() == 64);
   CHECK(s.sha256 == sim::to_hex(sim::sha256(kLayered)));  // provenance: the scenario's own text

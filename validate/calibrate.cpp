@@ -88,4 +88,31 @@ CollectiveFit fit_collective(const std::vector<SweepPoint>& points) {
   return fit;
 }
 
+StragglerFit fit_straggler(const std::vector<SkewPoint>& points) {
+  if (points.empty()) throw std::invalid_argument("the straggler fit needs a multi-rank run");
+  // The expected skew per unit of each form's parameter (docs/cost-models.md#stragglers).
+  const auto log2_form = [](int w) { return std::log2(static_cast<double>(w)) * (w - 1) / w; };
+  const auto jitter_form = [](int w) {
+    double h = 0;
+    for (int k = 1; k <= w; ++k) h += 1.0 / k;
+    return h - 1;
+  };
+  const auto fit_through_origin = [&](auto form, double& coefficient, double& rms) {
+    double num = 0, den = 0;
+    for (const SkewPoint& p : points) {
+      if (p.world_size < 2) throw std::invalid_argument("the straggler fit needs runs at W > 1");
+      num += p.skew_ms * form(p.world_size);
+      den += form(p.world_size) * form(p.world_size);
+    }
+    coefficient = std::max(0.0, num / den);
+    double ss = 0;
+    for (const SkewPoint& p : points) ss += std::pow(p.skew_ms - coefficient * form(p.world_size), 2);
+    rms = std::sqrt(ss / static_cast<double>(points.size()));
+  };
+  StragglerFit fit;
+  fit_through_origin(log2_form, fit.log2_penalty_ms, fit.log2_rms_ms);
+  fit_through_origin(jitter_form, fit.jitter_mean_ms, fit.jitter_rms_ms);
+  return fit;
+}
+
 }  // namespace ddpsim::validate

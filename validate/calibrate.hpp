@@ -34,4 +34,20 @@ struct CollectiveFit {
 /// when the bandwidth cannot be fitted.
 CollectiveFit fit_collective(const std::vector<SweepPoint>& points);
 
+/// The ranks' arrival skew at one world size: the mean over steps of the
+/// slowest rank's backward end minus the mean rank's.
+struct SkewPoint {
+  int world_size = 2;
+  double skew_ms = 0;
+};
+
+struct StragglerFit {
+  double log2_penalty_ms = 0;  ///< skew = penalty log2(W) (W-1)/W: one slow rank, penalty per doubling
+  double jitter_mean_ms = 0;   ///< skew = mean (H_W - 1): exponential delays on every rank
+  double log2_rms_ms = 0;      ///< residuals of each form
+  double jitter_rms_ms = 0;
+};
+/// Least squares through the origin of both forms; needs a point at W > 1.
+StragglerFit fit_straggler(const std::vector<SkewPoint>& points);
+
 }  // namespace ddpsim::validate

@@ -5,6 +5,8 @@
 #include "models/collective_cost.hpp"
 #include "sim/random.hpp"
 
+#include <cmath>
+
 using ddpsim::validate::SweepPoint;
 
 namespace {
@@ -60,4 +62,20 @@ TEST_CASE("one world size cannot separate launch overhead from latency: said, no
 TEST_CASE("sweeps that cannot give a bandwidth are refused") {
   CHECK_THROWS_WITH(ddpsim::validate::fit_collective(model_sweep(kNet, {1}, 0, 1)), doctest::Contains("world size above 1"));
   CHECK_THROWS_WITH(ddpsim::validate::fit_collective({{2, 8, 0}}), doctest::Contains("bad sweep point"));
+}
+
+TEST_CASE("the straggler fit recovers both forms from their own skews") {
+  // One slow rank, 3 ms per doubling: skew = 3 log2(W) (W-1)/W.
+  std::vector<ddpsim::validate::SkewPoint> log2_points;
+  for (int w : {2, 4, 8}) log2_points.push_back({w, 3.0 * std::log2(w) * (w - 1) / w});
+  const auto a = ddpsim::validate::fit_straggler(log2_points);
+  CHECK(a.log2_penalty_ms == doctest::Approx(3.0));
+  CHECK(a.log2_rms_ms == doctest::Approx(0.0).epsilon(1e-9));
+  CHECK(a.jitter_rms_ms > 0.1);  // the other form does not fit as well
+  // Exponential jitter of mean 2 ms: skew = 2 (H_W - 1); H_2 = 1.5, H_4 = 25/12.
+  const auto b = ddpsim::validate::fit_straggler({{2, 2 * 0.5}, {4, 2 * (25.0 / 12 - 1)}});
+  CHECK(b.jitter_mean_ms == doctest::Approx(2.0));
+  CHECK(b.jitter_rms_ms == doctest::Approx(0.0).epsilon(1e-9));
+  CHECK_THROWS(ddpsim::validate::fit_straggler({}));
+  CHECK_THROWS(ddpsim::validate::fit_straggler({{1, 0.5}}));
 }
