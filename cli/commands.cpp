@@ -60,7 +60,7 @@ int run(const RunOptions& opt) {
   if (!opt.json.empty()) write_file(opt.json, ddpsim::scenarios::to_json(scenario, result));
   if (!opt.csv.empty()) {
     std::ofstream csv = open_output(opt.csv);
-    ddpsim::scenarios::write_csv(csv, result);
+    ddpsim::scenarios::write_csv(csv, scenario, result);
   }
   return 0;
 }

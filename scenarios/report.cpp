@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "models/baseline.hpp"
 #include "sim/build_info.hpp"
 
 namespace ddpsim::scenarios {
@@ -17,6 +18,13 @@ namespace {
 // the JSON holds no floating-point noise.
 double ms6(double ms) { return std::round(ms * 1e6) / 1e6; }
 double ratio6(double x) { return std::round(x * 1e6) / 1e6; }
+
+// The named baseline for one row (its bucket cap), models/baseline.hpp.
+double closed_form_ms(const Scenario& scenario, const SweepRow& row) {
+  models::DdpJob job = scenario.job;
+  job.ddp.bucket_cap_bytes = models::bucket_bytes(row.bucket_cap_mb);
+  return models::closed_form_step_ms(job, row.run.world_size);
+}
 
 
 using nlohmann::ordered_json;
@@ -300,7 +308,7 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
   fmt::print(out, "{}: analytic engine{}, seed {}, {} ({} warm-up)\n\n", scenario.name,
              job.backend == sim::Backend::kGloo ? " (gloo)" : "", scenario.seed, iterations, job.warmup_iterations);
   if (result.bucket_sweep) fmt::print(out, "{:<11}", "bucket_mb");
-  fmt::print(out, "{:<9}{:<9}{:<9}{}\n", "workers", "step_ms", "speedup", "efficiency");
+  fmt::print(out, "{:<9}{:<9}{:<13}{:<9}{}\n", "workers", "step_ms", "closed_form", "speedup", "efficiency");
   // 0.1 ms resolution, as the seed's table; finer when some step is under 10 ms.
   int digits = 1;
   for (const SweepRow& row : result.rows) {
@@ -312,7 +320,8 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
     const std::string speedup = row.speedup ? fmt::format("{:.1f}x", *row.speedup) : "-";
     const std::string eff = row.efficiency ? fmt::format("{:.1f}%", *row.efficiency * 100) : "-";
     if (result.bucket_sweep) fmt::print(out, "{:<11}", fmt::format("{:g}", row.bucket_cap_mb));
-    fmt::print(out, "{:<9}{:<9}{:<9}{}", r.world_size, step, speedup, eff);
+    const std::string closed = fmt::format("{:.{}f}", closed_form_ms(scenario, row), digits);
+    fmt::print(out, "{:<9}{:<9}{:<13}{:<9}{}", r.world_size, step, closed, speedup, eff);
     if (r.outcome != models::Outcome::kCompleted) fmt::print(out, "  {}", models::to_string(r.outcome));
     if (row.efficiency && !r.ranks.empty()) {
       double exposed = 0, wait = 0, data = 0;
@@ -322,6 +331,8 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
     }
     fmt::print(out, "\n");
   }
+  fmt::print(out, "\nclosed_form: the named baseline, compute + every bucket's ring all-reduce unoverlapped + the "
+                 "straggler term, no simulation (docs/cost-models.md)\n");
   if (!result.baseline_in_sweep && !result.rows.empty() && result.rows.front().baseline_ms) {
     fmt::print(out, "\nspeedup = W * t1 / tW, with t1 simulated at W=1{}: {:.{}f} ms\n",
                result.bucket_sweep ? " (first bucket cap)" : "", *result.rows.front().baseline_ms, digits);
@@ -332,13 +343,13 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
   }
 }
 
-void write_csv(std::ostream& out, const SweepResult& result) {
-  out << "bucket_cap_mb,world_size,outcome,step_ms,speedup,efficiency,global_batch\n";
+void write_csv(std::ostream& out, const Scenario& scenario, const SweepResult& result) {
+  out << "bucket_cap_mb,world_size,outcome,step_ms,speedup,efficiency,global_batch,closed_form_ms\n";
   const auto num = [](const std::optional<double>& v) { return v ? fmt::format("{}", ratio6(*v)) : std::string(); };
   for (const SweepRow& row : result.rows) {
     const auto& r = row.run;
-    fmt::print(out, "{},{},{},{},{},{},{}\n", row.bucket_cap_mb, r.world_size, models::to_string(r.outcome),
-               num(r.step_ms), num(row.speedup), num(row.efficiency), r.global_batch);
+    fmt::print(out, "{},{},{},{},{},{},{},{}\n", row.bucket_cap_mb, r.world_size, models::to_string(r.outcome),
+               num(r.step_ms), num(row.speedup), num(row.efficiency), r.global_batch, num(closed_form_ms(scenario, row)));
   }
 }
 
@@ -369,6 +380,7 @@ std::string to_json(const Scenario& scenario, const SweepResult& result) {
     run["baseline_step_ms"] = opt(row.baseline_ms);
     run["outcome"] = models::to_string(r.outcome);
     run["step_ms"] = opt(r.step_ms);
+    run["closed_form_step_ms"] = ratio6(closed_form_ms(scenario, row));
     run["speedup"] = opt(row.speedup);
     run["efficiency"] = opt(row.efficiency);
     run["global_batch"] = r.global_batch;

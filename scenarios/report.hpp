@@ -11,7 +11,7 @@ namespace ddpsim::scenarios {
 
 /// The scaling table, then who waits where for any run that hung.
 void write_table(std::ostream& out, const Scenario& scenario, const SweepResult& result);
-void write_csv(std::ostream& out, const SweepResult& result);
+void write_csv(std::ostream& out, const Scenario& scenario, const SweepResult& result);
 /// The initial and rebuilt bucket tables (`ddpsim buckets`).
 void write_buckets(std::ostream& out, const Scenario& scenario);
 /// A DistributedSampler audit (`ddpsim sampler`); `show_ids` lists each rank's example IDs.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 
+#include "models/baseline.hpp"
 #include "scenarios/runner.hpp"
 #include "scenarios/scenario.hpp"
 
@@ -28,5 +29,10 @@ TEST_CASE("ResNet-50 on V100s: every row within 5% of PyTorch's DDP benchmark (p
     CAPTURE(row.run.world_size);
     CAPTURE(*row.run.step_ms);
     CHECK(error < 0.05);
+    // The named baseline on the same rows: docs/validation.md compares the two.
+    const double closed = models::closed_form_step_ms(s.job, row.run.world_size);
+    MESSAGE("W=" << row.run.world_size << ": simulated " << *row.run.step_ms << " ms (" << 100 * (*row.run.step_ms - measured) / measured
+                 << " %), closed form " << closed << " ms (" << 100 * (closed - measured) / measured << " %)");
+    CHECK(std::fabs(closed - measured) / measured < 0.05);
   }
 }

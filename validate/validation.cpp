@@ -8,9 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "models/collective_cost.hpp"
-#include "models/reducer.hpp"
-#include "models/straggler.hpp"
+#include "models/baseline.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/runner.hpp"
 #include "sim/build_info.hpp"
@@ -76,19 +74,6 @@ Measured read_measured(const std::string& prefix, int warmup) {
   return m;
 }
 
-double closed_form_step_ms(const models::DdpJob& job, int world_size) {
-  double ms = job.data_load.ms() + job.model.forward_total().ms() + job.model.backward_total().ms() + job.model.optimizer.ms();
-  if (world_size > 1) {
-    const auto buckets = models::rebuilt_buckets(job.model, job.ddp);
-    if (buckets) {
-      for (const models::Bucket& b : *buckets) ms += models::ring_all_reduce_time(job.network, b.bytes, world_size).ms();
-    } else {  // no rebuild (find_unused_parameters): one all-reduce of every gradient
-      ms += models::ring_all_reduce_time(job.network, job.model.parameter_bytes(), world_size).ms();
-    }
-  }
-  return ms + models::expected_slowest_delay_ms(job.straggler, world_size);
-}
-
 std::vector<ValidationRow> compare(const scenarios::Scenario& scenario, const std::vector<Measured>& measured) {
   scenarios::Scenario s = scenario;
   s.world_sizes.clear();
@@ -114,7 +99,7 @@ std::vector<ValidationRow> compare(const scenarios::Scenario& scenario, const st
     ValidationRow row;
     row.measured = m;
     row.predicted_ms = *it->run.step_ms;
-    row.baseline_ms = closed_form_step_ms(s.job, m.world_size);
+    row.baseline_ms = models::closed_form_step_ms(s.job, m.world_size);
     row.error_pct = pct(row.predicted_ms, m.step_ms);
     row.baseline_error_pct = pct(row.baseline_ms, m.step_ms);
     double compute = 0, exposed = 0, wait = 0, data = 0;

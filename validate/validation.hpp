@@ -29,11 +29,6 @@ struct Measured {
 /// are left out. Throws scenarios::InputError naming the file.
 Measured read_measured(const std::string& prefix, int warmup);
 
-/// The named baseline: data + forward + backward + optimizer + every bucket's
-/// ring all-reduce, none overlapped, + the straggler model's expected delay.
-/// No event simulation.
-double closed_form_step_ms(const models::DdpJob& job, int world_size);
-
 struct Component {
   double predicted_ms = 0;
   double measured_ms = 0;
