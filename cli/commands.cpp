@@ -40,7 +40,7 @@ void write_file(const std::string& path, const std::string& content) {
 
 struct RunOptions {
   std::string scenario;
-  std::string json, trace, csv;
+  std::string json, trace, csv, plot;
 };
 
 int run(const RunOptions& opt) {
@@ -62,6 +62,7 @@ int run(const RunOptions& opt) {
     std::ofstream csv = open_output(opt.csv);
     ddpsim::scenarios::write_csv(csv, scenario, result);
   }
+  if (!opt.plot.empty()) write_file(opt.plot, ddpsim::validate::sweep_svg(scenario, result));
   return 0;
 }
 
@@ -359,6 +360,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--json", run_opt.json, "Write the machine-readable result to this file");
   run_cmd->add_option("--trace", run_opt.trace, "Write a Chrome/Perfetto trace (ui.perfetto.dev) to this file");
   run_cmd->add_option("--csv", run_opt.csv, "Write the scaling table as CSV to this file");
+  run_cmd->add_option("--plot", run_opt.plot, "Write step time and scaling efficiency against W as an SVG plot");
 
   std::string check_path;
   CLI::App* check_cmd = app.add_subcommand("check", "Validate a scenario without simulating it");

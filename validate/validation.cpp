@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/baseline.hpp"
+#include "models/reducer.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/runner.hpp"
 #include "sim/build_info.hpp"
@@ -176,15 +177,22 @@ std::string validation_markdown(const scenarios::Scenario& scenario, const std::
   return out;
 }
 
-std::string validation_svg(const std::string& title, const std::vector<ValidationRow>& rows) {
+std::string scaling_svg(const std::string& title, const std::vector<PlotPoint>& points) {
   // Two panels: step time, then efficiency, against log2 W.
   const double w = 720, h = 340, left = 60, right = 30, top = 56, bottom = 50, gap = 80;
   const double panel = (w - left - right - gap) / 2;
   int max_w = 1;
-  double max_ms = 0;
-  for (const ValidationRow& r : rows) {
-    max_w = std::max(max_w, r.measured.world_size);
-    max_ms = std::max({max_ms, r.measured.step_ms + r.measured.step_sd_ms, r.predicted_ms, r.baseline_ms});
+  double max_ms = 1e-9;
+  bool measured = false;
+  for (const PlotPoint& p : points) {
+    max_w = std::max(max_w, p.world_size);
+    for (const auto& v : {p.predicted_ms, p.baseline_ms}) {
+      if (v) max_ms = std::max(max_ms, *v);
+    }
+    if (p.measured_ms) {
+      measured = true;
+      max_ms = std::max(max_ms, *p.measured_ms + p.measured_sd_ms.value_or(0));
+    }
   }
   const double levels = std::max(1.0, std::log2(static_cast<double>(max_w)));
   const auto x_of = [&](int world, double x0) { return x0 + panel * std::log2(static_cast<double>(world)) / levels; };
@@ -211,35 +219,54 @@ std::string validation_svg(const std::string& title, const std::vector<Validatio
   }
   svg += fmt::format("<text x=\"{}\" y=\"{}\">step time (ms)</text>\n<text x=\"{}\" y=\"{}\">scaling efficiency</text>\n",
                      left + 4, top - 6, x2 + 4, top - 6);
-  const auto polyline = [&](auto value, const char* color, const char* dash, double x0, auto y) {
+  using Field = std::optional<double> PlotPoint::*;
+  const auto polyline = [&](Field field, const char* color, const char* dash, double x0, auto y) {
     std::string pts;
-    for (const ValidationRow& r : rows) {
-      const std::optional<double> v = value(r);
-      if (v) pts += fmt::format("{:.1f},{:.1f} ", x_of(r.measured.world_size, x0), y(*v));
+    for (const PlotPoint& p : points) {
+      if (p.*field) pts += fmt::format("{:.1f},{:.1f} ", x_of(p.world_size, x0), y(*(p.*field)));
     }
+    if (pts.empty()) return std::string();
     return fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" stroke-dasharray=\"{}\"/>\n",
                        pts, color, dash);
   };
-  using Opt = std::optional<double>;
-  svg += polyline([](const ValidationRow& r) { return Opt(r.measured.step_ms); }, "black", "none", left, y_ms);
-  svg += polyline([](const ValidationRow& r) { return Opt(r.predicted_ms); }, "#1f77b4", "none", left, y_ms);
-  svg += polyline([](const ValidationRow& r) { return Opt(r.baseline_ms); }, "#ff7f0e", "6 4", left, y_ms);
-  for (const ValidationRow& r : rows) {  // measured: mean and one standard deviation
-    const double x = x_of(r.measured.world_size, left);
+  svg += polyline(&PlotPoint::measured_ms, "black", "none", left, y_ms);
+  svg += polyline(&PlotPoint::predicted_ms, "#1f77b4", "none", left, y_ms);
+  svg += polyline(&PlotPoint::baseline_ms, "#ff7f0e", "6 4", left, y_ms);
+  for (const PlotPoint& p : points) {  // measured: mean and one standard deviation
+    if (!p.measured_ms) continue;
+    const double x = x_of(p.world_size, left), sd = p.measured_sd_ms.value_or(0);
     svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"black\"/>"
                        "<circle cx=\"{0:.1f}\" cy=\"{3:.1f}\" r=\"3\"/>\n",
-                       x, y_ms(r.measured.step_ms - r.measured.step_sd_ms), y_ms(r.measured.step_ms + r.measured.step_sd_ms),
-                       y_ms(r.measured.step_ms));
+                       x, y_ms(*p.measured_ms - sd), y_ms(*p.measured_ms + sd), y_ms(*p.measured_ms));
   }
   svg += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"gray\" stroke-dasharray=\"2 3\"/>\n", x2,
                      y_eff(1), x2 + panel, y_eff(1));
-  svg += polyline([](const ValidationRow& r) { return r.measured_efficiency; }, "black", "none", x2, y_eff);
-  svg += polyline([](const ValidationRow& r) { return r.predicted_efficiency; }, "#1f77b4", "none", x2, y_eff);
-  const double ly = h - 6;
-  svg += fmt::format("<text x=\"{}\" y=\"{}\">black: measured (mean, ±1 sd)   blue: predicted   orange dashed: "
-                     "closed-form baseline   gray: ideal</text>\n</svg>\n",
-                     left, ly);
+  svg += polyline(&PlotPoint::measured_efficiency, "black", "none", x2, y_eff);
+  svg += polyline(&PlotPoint::predicted_efficiency, "#1f77b4", "none", x2, y_eff);
+  svg += fmt::format("<text x=\"{}\" y=\"{}\">{}blue: predicted   orange dashed: closed-form baseline   gray: ideal</text>\n</svg>\n",
+                     left, h - 6, measured ? "black: measured (mean, ±1 sd)   " : "");
   return svg;
+}
+
+std::string validation_svg(const std::string& title, const std::vector<ValidationRow>& rows) {
+  std::vector<PlotPoint> points;
+  for (const ValidationRow& r : rows) {
+    points.push_back({r.measured.world_size, r.measured.step_ms, r.measured.step_sd_ms, r.predicted_ms, r.baseline_ms,
+                      r.measured_efficiency, r.predicted_efficiency});
+  }
+  return scaling_svg(title, points);
+}
+
+std::string sweep_svg(const scenarios::Scenario& scenario, const scenarios::SweepResult& result) {
+  std::vector<PlotPoint> points;
+  for (const scenarios::SweepRow& row : result.rows) {
+    if (row.bucket_cap_mb != result.rows.front().bucket_cap_mb || !row.run.step_ms) continue;  // the first bucket cap
+    models::DdpJob job = scenario.job;
+    job.ddp.bucket_cap_bytes = models::bucket_bytes(row.bucket_cap_mb);
+    points.push_back({row.run.world_size, std::nullopt, std::nullopt, row.run.step_ms,
+                      models::closed_form_step_ms(job, row.run.world_size), std::nullopt, row.efficiency});
+  }
+  return scaling_svg("Predicted step time and scaling: " + scenario.name, points);
 }
 
 }  // namespace ddpsim::validate
