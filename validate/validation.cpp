@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "models/baseline.hpp"
@@ -46,6 +47,7 @@ Measured read_measured(const std::string& prefix, int warmup) {
     std::vector<double> steps;
     double compute = 0, exposed = 0, data = 0;
     int samples = 0;
+    std::map<int, std::vector<double>> ends;  // iteration -> every rank's end of backward
     for (int r = 0; r < m.world_size; ++r) {
       const std::string path = fmt::format("{}.rank{}.json", prefix, r);
       const nlohmann::json j = r == 0 ? r0 : read_json(path);
@@ -56,7 +58,18 @@ Measured read_measured(const std::string& prefix, int warmup) {
         exposed += s.at("exposed_comm_ms").get<double>();
         data += s.at("data_ms").get<double>();
         ++samples;
+        if (s.contains("backward_end_clock_ms")) ends[s.at("iteration").get<int>()].push_back(s.at("backward_end_clock_ms").get<double>());
       }
+    }
+    // Waiting for other ranks: each rank's gap to the last rank's end of backward
+    // (one host's monotonic clock), in steps every rank logged.
+    double wait = 0;
+    int waits = 0;
+    for (const auto& [iteration, e] : ends) {
+      if (static_cast<int>(e.size()) != m.world_size) continue;
+      const double last = *std::max_element(e.begin(), e.end());
+      for (double t : e) wait += last - t;
+      waits += m.world_size;
     }
     if (steps.size() < 2) {
       throw InputError({first, 0, 0}, "steps", std::to_string(steps.size()), fmt::format("at least 2 steps after the {} warm-up", warmup));
@@ -67,7 +80,9 @@ Measured read_measured(const std::string& prefix, int warmup) {
     for (double s : steps) m.step_sd_ms += (s - m.step_ms) * (s - m.step_ms);
     m.step_sd_ms = std::sqrt(m.step_sd_ms / static_cast<double>(steps.size() - 1));
     m.compute_ms = compute / samples;
-    m.exposed_comm_ms = exposed / samples;
+    m.wait_ms = waits > 0 ? wait / waits : 0;
+    // The simulator's exposed communication excludes waiting; the rank's own measure includes it.
+    m.exposed_comm_ms = std::max(0.0, exposed / samples - m.wait_ms);
     m.data_ms = data / samples;
   } catch (const nlohmann::json::exception& e) {
     throw InputError({first, 0, 0}, "", "", fmt::format("ddpsim-real's per-rank JSON: {}", e.what()));
@@ -114,7 +129,7 @@ std::vector<ValidationRow> compare(const scenarios::Scenario& scenario, const st
     row.compute = {compute / n, m.compute_ms};
     row.exposed_comm = {exposed / n, m.exposed_comm_ms};
     row.data = {data / n, m.data_ms};
-    row.predicted_wait_ms = wait / n;
+    row.wait = {wait / n, m.wait_ms};
     if (one) {
       row.measured_efficiency = one->step_ms / m.step_ms;  // weak scaling: a fixed batch per rank
       const auto base = std::find_if(sweep.rows.begin(), sweep.rows.end(),
@@ -127,19 +142,19 @@ std::vector<ValidationRow> compare(const scenarios::Scenario& scenario, const st
 }
 
 std::string validation_table(const std::vector<ValidationRow>& rows) {
-  std::string out = fmt::format("{:>3} {:>17} {:>10} {:>8} {:>10} {:>8}   {:>15} {:>15} {:>13} {:>9}\n", "W", "measured_ms",
-                                "predicted", "error", "baseline", "error", "compute p/m", "exposed p/m", "wait p", "eff m/p");
+  std::string out = fmt::format("{:>3} {:>17} {:>10} {:>8} {:>10} {:>8}   {:>15} {:>15} {:>15} {:>9}\n", "W", "measured_ms",
+                                "predicted", "error", "baseline", "error", "compute p/m", "exposed p/m", "wait p/m", "eff m/p");
   for (const ValidationRow& r : rows) {
     const std::string eff = r.measured_efficiency && r.predicted_efficiency
                                 ? fmt::format("{:.0f}/{:.0f}%", 100 * *r.measured_efficiency, 100 * *r.predicted_efficiency)
                                 : "-";
-    out += fmt::format("{:>3} {:>9.3f} +-{:<6.3f} {:>10.3f} {:>+7.1f}% {:>10.3f} {:>+7.1f}%   {:>7.3f}/{:<7.3f} {:>7.3f}/{:<7.3f} {:>13.3f} {:>9}\n",
+    out += fmt::format("{:>3} {:>9.3f} +-{:<6.3f} {:>10.3f} {:>+7.1f}% {:>10.3f} {:>+7.1f}%   {:>7.3f}/{:<7.3f} {:>7.3f}/{:<7.3f} {:>7.3f}/{:<7.3f} {:>9}\n",
                        r.measured.world_size, r.measured.step_ms, r.measured.step_sd_ms, r.predicted_ms, r.error_pct,
                        r.baseline_ms, r.baseline_error_pct, r.compute.predicted_ms, r.compute.measured_ms,
-                       r.exposed_comm.predicted_ms, r.exposed_comm.measured_ms, r.predicted_wait_ms, eff);
+                       r.exposed_comm.predicted_ms, r.exposed_comm.measured_ms, r.wait.predicted_ms, r.wait.measured_ms, eff);
     if (r.measured_efficiency) {
-      // Measured wait is not separable from collective time: it counts as exposed communication here.
-      const std::string flag = models::low_efficiency_flag(*r.measured_efficiency, r.exposed_comm.measured_ms, 0, r.data.measured_ms);
+      const std::string flag =
+          models::low_efficiency_flag(*r.measured_efficiency, r.exposed_comm.measured_ms, r.wait.measured_ms, r.data.measured_ms);
       if (!flag.empty()) out.back() = ' ', out += fmt::format("   measured{}\n", flag);
     }
   }
@@ -156,23 +171,25 @@ std::string validation_markdown(const scenarios::Scenario& scenario, const std::
                      sim::git_commit(), scenario.sha256,
                      scenario.calibration.empty() ? "" : fmt::format(", calibration SHA-256 `{}`", scenario.calibration_sha256));
   out += "| W | measured step (ms) | predicted (ms) | error | baseline (ms) | baseline error | compute pred / meas (ms) | "
-         "exposed comm pred / meas (ms) | efficiency meas / pred |\n|---|---|---|---|---|---|---|---|---|\n";
+         "exposed comm pred / meas (ms) | wait pred / meas (ms) | efficiency meas / pred |\n|---|---|---|---|---|---|---|---|---|---|\n";
   for (const ValidationRow& r : rows) {
     const std::string eff = r.measured_efficiency && r.predicted_efficiency
                                 ? fmt::format("{:.1f} % / {:.1f} %", 100 * *r.measured_efficiency, 100 * *r.predicted_efficiency)
                                 : "-";
-    out += fmt::format("| {} | {:.3f} ± {:.3f} ({} steps) | {:.3f} | {:+.1f} % | {:.3f} | {:+.1f} % | {:.3f} / {:.3f} | {:.3f} / {:.3f} | {} |\n",
+    out += fmt::format("| {} | {:.3f} ± {:.3f} ({} steps) | {:.3f} | {:+.1f} % | {:.3f} | {:+.1f} % | {:.3f} / {:.3f} | {:.3f} / {:.3f} | {:.3f} / {:.3f} | {} |\n",
                        r.measured.world_size, r.measured.step_ms, r.measured.step_sd_ms, r.measured.steps, r.predicted_ms,
                        r.error_pct, r.baseline_ms, r.baseline_error_pct, r.compute.predicted_ms, r.compute.measured_ms,
-                       r.exposed_comm.predicted_ms, r.exposed_comm.measured_ms, eff);
+                       r.exposed_comm.predicted_ms, r.exposed_comm.measured_ms, r.wait.predicted_ms, r.wait.measured_ms, eff);
     if (r.measured_efficiency) {
-      const std::string flag = models::low_efficiency_flag(*r.measured_efficiency, r.exposed_comm.measured_ms, 0, r.data.measured_ms);
+      const std::string flag =
+          models::low_efficiency_flag(*r.measured_efficiency, r.exposed_comm.measured_ms, r.wait.measured_ms, r.data.measured_ms);
       if (!flag.empty()) out += fmt::format("\n**W = {}, measured:**{}\n\n", r.measured.world_size, flag);
     }
   }
   out += "\nThe baseline is the closed form: compute + every bucket's ring all-reduce, none overlapped, + the straggler "
-         "term; the simulator earns its complexity where its error is smaller. Measured wait is not separable from "
-         "collective time on one real rank; the simulator's predicted wait is in `ddpsim validate`'s table.\n\n"
+         "term; the simulator earns its complexity where its error is smaller. Measured wait: each rank's gap to the "
+         "last rank's end of backward (one host's clock); measured exposed communication excludes it, as the "
+         "simulator's does.\n\n"
          "![step time and efficiency](step_time.svg)\n";
   return out;
 }

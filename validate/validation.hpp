@@ -22,7 +22,8 @@ struct Measured {
   double step_ms = 0;         ///< rank 0's mean step time
   double step_sd_ms = 0;      ///< its standard deviation
   double compute_ms = 0;      ///< means over ranks and steps
-  double exposed_comm_ms = 0;
+  double exposed_comm_ms = 0; ///< waiting for all-reduces after backward, less wait_ms
+  double wait_ms = 0;         ///< gap to the last rank's end of backward (one host's clock)
   double data_ms = 0;
   std::string host, device, transport;
 };
@@ -41,8 +42,7 @@ struct ValidationRow {
   double baseline_ms = 0;
   double error_pct = 0;           ///< (predicted - measured) / measured
   double baseline_error_pct = 0;
-  Component compute, exposed_comm, data;
-  double predicted_wait_ms = 0;   ///< measured wait is not separable on one rank
+  Component compute, exposed_comm, wait, data;
   std::optional<double> measured_efficiency, predicted_efficiency;  ///< against W = 1, when measured
 };
 
