@@ -136,16 +136,21 @@ ComputeFit fit_compute(const nlohmann::json& run, const std::string& path, int w
 
 // The mean over steps of (latest rank's backward end - the mean rank's), from
 // every rank's log of a multi-rank run; `path` is its PREFIX.rank0.json.
-double arrival_skew_ms(const nlohmann::json& rank0, const std::string& path, int warmup);
-
-nlohmann::json read_measurement(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError({path, 0, 0}, "", "", "cannot read this measurement file");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError({path, 0, 0}, "", "", fmt::format("JSON from ddpsim-real: {}", e.what()));
+double arrival_skew_ms(const nlohmann::json& rank0, const std::string& path, int warmup) {
+  const std::string suffix = ".rank0.json";
+  if (path.size() <= suffix.size() || path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    throw InputError({path, 0, 0}, "", "", "a multi-rank run's PREFIX.rank0.json (its other ranks are read beside it)");
   }
+  const auto ends = ddpsim::validate::backward_ends(path.substr(0, path.size() - suffix.size()),
+                                                    rank0.at("world_size").get<int>(), warmup);
+  if (ends.empty()) throw InputError({path, 0, 0}, "steps", "", "steps every rank logged after the warm-up");
+  double sum = 0;
+  for (const std::vector<double>& e : ends) {
+    double mean = 0;
+    for (double t : e) mean += t;
+    sum += *std::max_element(e.begin(), e.end()) - mean / static_cast<double>(e.size());
+  }
+  return sum / static_cast<double>(ends.size());
 }
 
 struct CalibrateOptions {
@@ -174,36 +179,6 @@ bool passes_check(const CalibrateOptions& o, const std::string& candidate) {
   return worst <= *limit;
 }
 
-double arrival_skew_ms(const nlohmann::json& rank0, const std::string& path, int warmup) {
-  const std::string suffix = ".rank0.json";
-  if (path.size() <= suffix.size() || path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0) {
-    throw InputError({path, 0, 0}, "", "", "a multi-rank run's PREFIX.rank0.json (its other ranks are read beside it)");
-  }
-  const std::string prefix = path.substr(0, path.size() - suffix.size());
-  const int world = rank0.at("world_size").get<int>();
-  std::map<int, std::vector<double>> ends;  // iteration -> every rank's backward end
-  for (int r = 0; r < world; ++r) {
-    const std::string file = fmt::format("{}.rank{}.json", prefix, r);
-    const nlohmann::json j = r == 0 ? rank0 : read_measurement(file);
-    for (const auto& step : j.at("steps")) {
-      const int it = step.at("iteration").get<int>();
-      if (it >= warmup && !step.at("skipped").get<bool>()) ends[it].push_back(step.at("backward_end_clock_ms").get<double>());
-    }
-  }
-  double sum = 0;
-  int steps = 0;
-  for (const auto& [it, e] : ends) {
-    if (static_cast<int>(e.size()) != world) continue;
-    double mean = 0;
-    for (double t : e) mean += t;
-    mean /= world;
-    sum += *std::max_element(e.begin(), e.end()) - mean;
-    ++steps;
-  }
-  if (steps == 0) throw InputError({path, 0, 0}, "steps", "", "steps every rank logged after the warm-up");
-  return sum / steps;
-}
-
 // ddpsim calibrate: the collective model fitted to ddpsim-real's all-reduce
 // sweeps, and per-layer compute from a 1-rank training run. With a check,
 // the new calibration replaces --out only if it predicts the held-out runs;
@@ -224,7 +199,7 @@ int calibrate(const CalibrateOptions& o) {
   std::optional<ComputeFit> compute;
   std::string sources;
   for (const std::string& path : measured) {
-    const nlohmann::json j = read_measurement(path);
+    const nlohmann::json j = ddpsim::validate::read_measurement(path);
     try {
       const int world = j.at("world_size").get<int>();
       if (j.contains("sweep")) {

@@ -20,26 +20,47 @@ namespace {
 
 using scenarios::InputError;
 
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError({path, 0, 0}, "", "", "cannot read this measurement file (ddpsim-real train --json)");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError({path, 0, 0}, "", "", fmt::format("JSON from ddpsim-real train --json: {}", e.what()));
-  }
-}
-
 double pct(double predicted, double measured) { return 100 * (predicted - measured) / measured; }
 
 }  // namespace
+
+nlohmann::json read_measurement(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError({path, 0, 0}, "", "", "cannot read this measurement file (ddpsim-real's JSON)");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError({path, 0, 0}, "", "", fmt::format("JSON from ddpsim-real: {}", e.what()));
+  }
+}
+
+std::vector<std::vector<double>> backward_ends(const std::string& prefix, int world_size, int warmup) {
+  std::map<int, std::vector<double>> by_iteration;
+  for (int r = 0; r < world_size; ++r) {
+    const std::string path = fmt::format("{}.rank{}.json", prefix, r);
+    try {
+      const nlohmann::json log = read_measurement(path);  // kept alive: the loop holds references into it
+      for (const auto& step : log.at("steps")) {
+        const int it = step.at("iteration").get<int>();
+        if (it >= warmup && !step.at("skipped").get<bool>()) by_iteration[it].push_back(step.at("backward_end_clock_ms").get<double>());
+      }
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError({path, 0, 0}, "steps", "", fmt::format("ddpsim-real's per-rank JSON: {}", e.what()));
+    }
+  }
+  std::vector<std::vector<double>> out;
+  for (auto& [it, ends] : by_iteration) {
+    if (static_cast<int>(ends.size()) == world_size) out.push_back(std::move(ends));
+  }
+  return out;
+}
 
 Measured read_measured(const std::string& prefix, int warmup) {
   Measured m;
   m.prefix = prefix;
   const std::string first = prefix + ".rank0.json";
   try {
-    const nlohmann::json r0 = read_json(first);
+    const nlohmann::json r0 = read_measurement(first);
     m.world_size = r0.at("world_size").get<int>();
     m.host = r0.at("host").get<std::string>();
     m.device = r0.at("device").get<std::string>();
@@ -47,10 +68,9 @@ Measured read_measured(const std::string& prefix, int warmup) {
     std::vector<double> steps;
     double compute = 0, exposed = 0, data = 0;
     int samples = 0;
-    std::map<int, std::vector<double>> ends;  // iteration -> every rank's end of backward
     for (int r = 0; r < m.world_size; ++r) {
       const std::string path = fmt::format("{}.rank{}.json", prefix, r);
-      const nlohmann::json j = r == 0 ? r0 : read_json(path);
+      const nlohmann::json j = r == 0 ? r0 : read_measurement(path);
       for (const auto& s : j.at("steps")) {
         if (s.at("iteration").get<int>() < warmup || s.at("skipped").get<bool>()) continue;
         if (r == 0) steps.push_back(s.at("step_ms").get<double>());
@@ -58,15 +78,12 @@ Measured read_measured(const std::string& prefix, int warmup) {
         exposed += s.at("exposed_comm_ms").get<double>();
         data += s.at("data_ms").get<double>();
         ++samples;
-        if (s.contains("backward_end_clock_ms")) ends[s.at("iteration").get<int>()].push_back(s.at("backward_end_clock_ms").get<double>());
       }
     }
-    // Waiting for other ranks: each rank's gap to the last rank's end of backward
-    // (one host's monotonic clock), in steps every rank logged.
+    // Waiting for other ranks: each rank's gap to the last rank's end of backward.
     double wait = 0;
     int waits = 0;
-    for (const auto& [iteration, e] : ends) {
-      if (static_cast<int>(e.size()) != m.world_size) continue;
+    for (const std::vector<double>& e : backward_ends(prefix, m.world_size, warmup)) {
       const double last = *std::max_element(e.begin(), e.end());
       for (double t : e) wait += last - t;
       waits += m.world_size;

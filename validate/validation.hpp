@@ -4,6 +4,7 @@
 // closed-form baseline, with per-component errors; reports as a text table,
 // Markdown and an SVG plot.
 
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,15 @@
 #include "scenarios/scenario.hpp"
 
 namespace ddpsim::validate {
+
+/// A ddpsim-real JSON file. Throws scenarios::InputError naming the file when
+/// it cannot be read or is not JSON.
+nlohmann::json read_measurement(const std::string& path);
+
+/// Per iteration after `warmup` that every rank logged: each rank's end of
+/// backward (backward_end_clock_ms, one host's monotonic clock), from
+/// PREFIX.rank<r>.json, r < world_size.
+std::vector<std::vector<double>> backward_ends(const std::string& prefix, int world_size, int warmup);
 
 /// One measured run (ddpsim-real train --json PREFIX), all its ranks.
 struct Measured {
