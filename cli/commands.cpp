@@ -136,13 +136,13 @@ ComputeFit fit_compute(const nlohmann::json& run, const std::string& path, int w
 
 // The mean over steps of (latest rank's backward end - the mean rank's), from
 // every rank's log of a multi-rank run; `path` is its PREFIX.rank0.json.
-double arrival_skew_ms(const nlohmann::json& rank0, const std::string& path, int warmup) {
+double arrival_skew_ms(const std::string& path, int warmup) {
   const std::string suffix = ".rank0.json";
   if (path.size() <= suffix.size() || path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0) {
     throw InputError({path, 0, 0}, "", "", "a multi-rank run's PREFIX.rank0.json (its other ranks are read beside it)");
   }
-  const auto ends = ddpsim::validate::backward_ends(path.substr(0, path.size() - suffix.size()),
-                                                    rank0.at("world_size").get<int>(), warmup);
+  const auto ends = ddpsim::validate::backward_ends(ddpsim::validate::read_rank_logs(path.substr(0, path.size() - suffix.size())),
+                                                    warmup);
   if (ends.empty()) throw InputError({path, 0, 0}, "steps", "", "steps every rank logged after the warm-up");
   double sum = 0;
   for (const std::vector<double>& e : ends) {
@@ -205,7 +205,7 @@ int calibrate(const CalibrateOptions& o) {
       if (j.contains("sweep")) {
         for (const auto& row : j.at("sweep")) points.push_back({world, row.at("bytes").get<double>(), row.at("time_us").get<double>()});
       } else if (j.contains("steps") && world > 1) {
-        skews.push_back({world, arrival_skew_ms(j, path, warmup)});
+        skews.push_back({world, arrival_skew_ms(path, warmup)});
       } else if (j.contains("steps")) {
         if (compute) throw InputError({path, 0, 0}, "", "", "one 1-rank run (another was given before)");
         compute = fit_compute(j, path, warmup);

@@ -7,7 +7,8 @@ namespace ddpsim::real {
 
 std::vector<std::size_t> tensor_sizes(const Mlp& model) {
   std::vector<std::size_t> n;
-  for (std::size_t t = 0; t < model.spec().parameters.size(); ++t) n.push_back(model.numel(static_cast<int>(t)));
+  const std::size_t tensors = model.spec().parameters.size();
+  for (std::size_t t = 0; t < tensors; ++t) n.push_back(model.numel(static_cast<int>(t)));
   return n;
 }
 

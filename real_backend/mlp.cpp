@@ -42,13 +42,15 @@ std::size_t Mlp::numel(int tensor) const {
   return (t + 1 < offsets_.size() ? offsets_[t + 1] : params_.size()) - offsets_[t];
 }
 
-models::ModelSpec Mlp::spec() const {
+namespace {
+
+models::ModelSpec spec_of_widths(const std::vector<int>& widths) {
   models::ModelSpec m;
-  const int layers = static_cast<int>(widths_.size()) - 1;
+  const int layers = static_cast<int>(widths.size()) - 1;
   for (int l = 0; l < layers; ++l) {
     const auto u = static_cast<std::size_t>(l);
-    m.parameters.push_back({"layers." + std::to_string(l) + ".weight", {widths_[u + 1], widths_[u]}, models::DType::kFloat32});
-    m.parameters.push_back({"layers." + std::to_string(l) + ".bias", {widths_[u + 1]}, models::DType::kFloat32});
+    m.parameters.push_back({"layers." + std::to_string(l) + ".weight", {widths[u + 1], widths[u]}, models::DType::kFloat32});
+    m.parameters.push_back({"layers." + std::to_string(l) + ".bias", {widths[u + 1]}, models::DType::kFloat32});
   }
   for (int l = layers - 1; l >= 0; --l) {
     m.ready_order.push_back(2 * l + 1);  // bias first
@@ -58,6 +60,17 @@ models::ModelSpec Mlp::spec() const {
   m.backward.assign(m.parameters.size(), sim::Time{});
   return m;
 }
+
+}  // namespace
+
+models::ModelSpec mlp_spec(const MlpShape& shape) {
+  std::vector<int> widths = {shape.input};
+  widths.insert(widths.end(), shape.hidden.begin(), shape.hidden.end());
+  widths.push_back(shape.output);
+  return spec_of_widths(widths);
+}
+
+models::ModelSpec Mlp::spec() const { return spec_of_widths(widths_); }
 
 float Mlp::forward(const Matrix& x, const Matrix& y) {
   const int layers = static_cast<int>(widths_.size()) - 1;

@@ -22,6 +22,10 @@ struct MlpShape {
   int output = 1;
 };
 
+/// The parameters and gradient-ready order of an MLP of this shape, without
+/// building one (no parameter initialisation): what the reducer needs.
+models::ModelSpec mlp_spec(const MlpShape& shape);
+
 class Mlp {
  public:
   using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;

@@ -115,11 +115,10 @@ void synthetic_example(std::uint64_t seed, std::int64_t id, int input, int outpu
 }
 
 ReplicaConfig replica_config(const TrainerOptions& o, int world_size) {
-  const Mlp shape_only(o.shape, o.seed);
   models::DdpConfig ddp;
   ddp.bucket_cap_bytes = models::bucket_bytes(o.bucket_cap_mb);
   ddp.first_bucket_bytes = models::bucket_bytes(o.first_bucket_mb);
-  return {o.shape, o.seed, *models::rebuilt_buckets(shape_only.spec(), ddp), world_size, o.lr, o.momentum};
+  return {o.shape, o.seed, *models::rebuilt_buckets(mlp_spec(o.shape), ddp), world_size, o.lr, o.momentum};
 }
 
 TrainResult train(Transport& t, Replica& model, const TrainerOptions& o) {

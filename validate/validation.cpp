@@ -34,23 +34,35 @@ nlohmann::json read_measurement(const std::string& path) {
   }
 }
 
-std::vector<std::vector<double>> backward_ends(const std::string& prefix, int world_size, int warmup) {
+std::vector<nlohmann::json> read_rank_logs(const std::string& prefix) {
+  std::vector<nlohmann::json> logs;
+  logs.push_back(read_measurement(prefix + ".rank0.json"));
+  int world = 0;
+  try {
+    world = logs.front().at("world_size").get<int>();
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError({prefix + ".rank0.json", 0, 0}, "world_size", "", fmt::format("ddpsim-real's per-rank JSON: {}", e.what()));
+  }
+  for (int r = 1; r < world; ++r) logs.push_back(read_measurement(fmt::format("{}.rank{}.json", prefix, r)));
+  return logs;
+}
+
+std::vector<std::vector<double>> backward_ends(const std::vector<nlohmann::json>& logs, int warmup) {
   std::map<int, std::vector<double>> by_iteration;
-  for (int r = 0; r < world_size; ++r) {
-    const std::string path = fmt::format("{}.rank{}.json", prefix, r);
+  for (const nlohmann::json& log : logs) {
     try {
-      const nlohmann::json log = read_measurement(path);  // kept alive: the loop holds references into it
       for (const auto& step : log.at("steps")) {
         const int it = step.at("iteration").get<int>();
         if (it >= warmup && !step.at("skipped").get<bool>()) by_iteration[it].push_back(step.at("backward_end_clock_ms").get<double>());
       }
     } catch (const nlohmann::json::exception& e) {
-      throw InputError({path, 0, 0}, "steps", "", fmt::format("ddpsim-real's per-rank JSON: {}", e.what()));
+      throw InputError({fmt::format("rank {}'s log", &log - logs.data()), 0, 0}, "steps", "",
+                       fmt::format("ddpsim-real's per-rank JSON: {}", e.what()));
     }
   }
   std::vector<std::vector<double>> out;
   for (auto& [it, ends] : by_iteration) {
-    if (static_cast<int>(ends.size()) == world_size) out.push_back(std::move(ends));
+    if (ends.size() == logs.size()) out.push_back(std::move(ends));
   }
   return out;
 }
@@ -60,18 +72,17 @@ Measured read_measured(const std::string& prefix, int warmup) {
   m.prefix = prefix;
   const std::string first = prefix + ".rank0.json";
   try {
-    const nlohmann::json r0 = read_measurement(first);
-    m.world_size = r0.at("world_size").get<int>();
+    const std::vector<nlohmann::json> logs = read_rank_logs(prefix);
+    const nlohmann::json& r0 = logs.front();
+    m.world_size = static_cast<int>(logs.size());
     m.host = r0.at("host").get<std::string>();
     m.device = r0.at("device").get<std::string>();
     m.transport = r0.at("transport").get<std::string>();
     std::vector<double> steps;
     double compute = 0, exposed = 0, data = 0;
     int samples = 0;
-    for (int r = 0; r < m.world_size; ++r) {
-      const std::string path = fmt::format("{}.rank{}.json", prefix, r);
-      const nlohmann::json j = r == 0 ? r0 : read_measurement(path);
-      for (const auto& s : j.at("steps")) {
+    for (std::size_t r = 0; r < logs.size(); ++r) {
+      for (const auto& s : logs[r].at("steps")) {
         if (s.at("iteration").get<int>() < warmup || s.at("skipped").get<bool>()) continue;
         if (r == 0) steps.push_back(s.at("step_ms").get<double>());
         compute += s.at("compute_ms").get<double>();
@@ -83,7 +94,7 @@ Measured read_measured(const std::string& prefix, int warmup) {
     // Waiting for other ranks: each rank's gap to the last rank's end of backward.
     double wait = 0;
     int waits = 0;
-    for (const std::vector<double>& e : backward_ends(prefix, m.world_size, warmup)) {
+    for (const std::vector<double>& e : backward_ends(logs, warmup)) {
       const double last = *std::max_element(e.begin(), e.end());
       for (double t : e) wait += last - t;
       waits += m.world_size;

@@ -19,10 +19,12 @@ namespace ddpsim::validate {
 /// it cannot be read or is not JSON.
 nlohmann::json read_measurement(const std::string& path);
 
+/// Every rank's log of a run: PREFIX.rank<r>.json for r below rank 0's world_size.
+std::vector<nlohmann::json> read_rank_logs(const std::string& prefix);
+
 /// Per iteration after `warmup` that every rank logged: each rank's end of
-/// backward (backward_end_clock_ms, one host's monotonic clock), from
-/// PREFIX.rank<r>.json, r < world_size.
-std::vector<std::vector<double>> backward_ends(const std::string& prefix, int world_size, int warmup);
+/// backward (backward_end_clock_ms, one host's monotonic clock).
+std::vector<std::vector<double>> backward_ends(const std::vector<nlohmann::json>& logs, int warmup);
 
 /// One measured run (ddpsim-real train --json PREFIX), all its ranks.
 struct Measured {
