@@ -230,8 +230,12 @@ int calibrate(const CalibrateOptions& o) {
         "# least squares over {} points: R^2 {:.6f}; relative error median {:.2f} %, max {:.2f} %\n",
         points.size(), fit.r_squared, 100 * fit.median_relative_error, 100 * fit.max_relative_error);
     for (const std::string& note : fit.notes) yaml += "# note: " + note + "\n";
-    yaml += fmt::format("collective:\n  latency_us: {:.6g}\n  bandwidth_GBps: {:.6g}\n  launch_overhead_us: {:.6g}\n",
-                        fit.latency_us, fit.bandwidth_GBps, fit.launch_overhead_us);
+    if (fit.network_fitted) {
+      yaml += fmt::format("collective:\n  latency_us: {:.6g}\n  bandwidth_GBps: {:.6g}\n  launch_overhead_us: {:.6g}\n",
+                          fit.latency_us, fit.bandwidth_GBps, fit.launch_overhead_us);
+    } else {
+      yaml += fmt::format("collective:\n  launch_overhead_us: {:.6g}\n", fit.launch_overhead_us);
+    }
     fmt::print("{:>4} {:>12} {:>12} {:>12} {:>9}\n", "W", "bytes", "time_us", "fitted_us", "error");
     for (std::size_t i = 0; i < points.size(); ++i) {
       const auto& p = points[i];

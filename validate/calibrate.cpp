@@ -17,6 +17,27 @@ Eigen::RowVector3d design(const SweepPoint& p) {
   return {1.0, steps, steps / p.world_size * p.bytes};
 }
 
+// Residuals, R^2 and relative errors of a fit given its prediction per point.
+template <typename Predict>
+void summarise(const std::vector<SweepPoint>& points, CollectiveFit& fit, Predict predict) {
+  double mean = 0;
+  for (const SweepPoint& p : points) mean += p.time_us;
+  mean /= static_cast<double>(points.size());
+  double ss_res = 0, ss_tot = 0;
+  std::vector<double> relative;
+  for (const SweepPoint& p : points) {
+    const double predicted = predict(p);
+    fit.residuals_us.push_back(p.time_us - predicted);
+    ss_res += (p.time_us - predicted) * (p.time_us - predicted);
+    ss_tot += (p.time_us - mean) * (p.time_us - mean);
+    relative.push_back(std::fabs(p.time_us - predicted) / p.time_us);
+  }
+  fit.r_squared = ss_tot > 0 ? 1 - ss_res / ss_tot : 1.0;
+  std::sort(relative.begin(), relative.end());
+  fit.median_relative_error = relative[relative.size() / 2];
+  fit.max_relative_error = relative.back();
+}
+
 }  // namespace
 
 CollectiveFit fit_collective(const std::vector<SweepPoint>& points) {
@@ -27,10 +48,23 @@ CollectiveFit fit_collective(const std::vector<SweepPoint>& points) {
     }
     worlds.insert(p.world_size);
   }
-  if (worlds.empty() || *worlds.rbegin() < 2) {
-    throw std::invalid_argument("the bandwidth needs an all-reduce sweep at a world size above 1");
-  }
+  if (worlds.empty()) throw std::invalid_argument("no sweep points");
   CollectiveFit fit;
+  if (*worlds.rbegin() < 2) {
+    // W = 1 (one GPU): every point is the launch overhead; its relative least
+    // squares estimate is sum(1/t) / sum(1/t^2).
+    double num = 0, den = 0;
+    for (const SweepPoint& p : points) {
+      num += 1 / p.time_us;
+      den += 1 / (p.time_us * p.time_us);
+    }
+    fit.launch_overhead_us = num / den;
+    fit.network_fitted = false;
+    fit.notes.push_back("sweeps at W = 1 only: the launch overhead is fitted; latency and bandwidth need a world size "
+                        "above 1 and stay the scenario's");
+    summarise(points, fit, [&](const SweepPoint&) { return fit.launch_overhead_us; });
+    return fit;
+  }
   std::vector<bool> free = {true, true, true};  // launch, latency, per-byte
   if (worlds.size() < 2) {
     free[0] = false;
@@ -69,22 +103,7 @@ CollectiveFit fit_collective(const std::vector<SweepPoint>& points) {
   fit.launch_overhead_us = x(0);
   fit.latency_us = x(1);
   fit.bandwidth_GBps = 1e-3 / x(2);  // us per byte -> bytes per ns
-  double mean = 0;
-  for (const SweepPoint& p : points) mean += p.time_us;
-  mean /= static_cast<double>(points.size());
-  double ss_res = 0, ss_tot = 0;
-  std::vector<double> relative;
-  for (const SweepPoint& p : points) {
-    const double predicted = design(p).dot(x);
-    fit.residuals_us.push_back(p.time_us - predicted);
-    ss_res += (p.time_us - predicted) * (p.time_us - predicted);
-    ss_tot += (p.time_us - mean) * (p.time_us - mean);
-    relative.push_back(std::fabs(p.time_us - predicted) / p.time_us);
-  }
-  fit.r_squared = ss_tot > 0 ? 1 - ss_res / ss_tot : 1.0;
-  std::sort(relative.begin(), relative.end());
-  fit.median_relative_error = relative[relative.size() / 2];
-  fit.max_relative_error = relative.back();
+  summarise(points, fit, [&](const SweepPoint& p) { return design(p).dot(x); });
   return fit;
 }
 

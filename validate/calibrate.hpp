@@ -19,6 +19,7 @@ struct CollectiveFit {
   double launch_overhead_us = 0;
   double latency_us = 0;          ///< alpha, per ring step
   double bandwidth_GBps = 0;
+  bool network_fitted = true;     ///< false: W = 1 sweeps only, latency and bandwidth not fitted
   double r_squared = 0;           ///< of the times, unweighted
   std::vector<double> residuals_us;  ///< measured - fitted, per point
   double median_relative_error = 0;
@@ -27,9 +28,11 @@ struct CollectiveFit {
 };
 
 /// Least squares on relative errors (each point weighted by 1 / its time, so
-/// an 8-byte latency counts as much as a 256 MiB transfer). Needs points at
-/// some W > 1; launch overhead and latency separate only with two or more
-/// world sizes (W = 1 measures the launch overhead alone). A negative
+/// an 8-byte latency counts as much as a 256 MiB transfer). Latency and
+/// bandwidth need points at some W > 1; with W = 1 sweeps alone (one GPU) only
+/// the launch overhead is fitted and network_fitted is false. Launch overhead
+/// and latency separate only with two or more world sizes (W = 1 measures the
+/// launch overhead alone). A negative
 /// estimate is fixed at 0 and the rest refitted. Throws std::invalid_argument
 /// when the bandwidth cannot be fitted.
 CollectiveFit fit_collective(const std::vector<SweepPoint>& points);

@@ -59,8 +59,17 @@ TEST_CASE("one world size cannot separate launch overhead from latency: said, no
   CHECK(fit.bandwidth_GBps == doctest::Approx(25).epsilon(1e-4));
 }
 
-TEST_CASE("sweeps that cannot give a bandwidth are refused") {
-  CHECK_THROWS_WITH(ddpsim::validate::fit_collective(model_sweep(kNet, {1}, 0, 1)), doctest::Contains("world size above 1"));
+TEST_CASE("sweeps at W = 1 alone (one GPU) give the launch overhead and leave the network to the scenario") {
+  const auto fit = ddpsim::validate::fit_collective(model_sweep(kNet, {1}, 0, 1));
+  CHECK_FALSE(fit.network_fitted);
+  CHECK(fit.launch_overhead_us == doctest::Approx(20));  // kNet's launch overhead: all a W = 1 all-reduce costs
+  REQUIRE(fit.notes.size() == 1);
+  CHECK(fit.notes[0].find("stay the scenario's") != std::string::npos);
+  CHECK(fit.max_relative_error == doctest::Approx(0).epsilon(1e-12));
+}
+
+TEST_CASE("bad sweeps are refused") {
+  CHECK_THROWS_WITH(ddpsim::validate::fit_collective({}), doctest::Contains("no sweep points"));
   CHECK_THROWS_WITH(ddpsim::validate::fit_collective({{2, 8, 0}}), doctest::Contains("bad sweep point"));
 }
 
