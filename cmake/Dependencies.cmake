@@ -43,9 +43,12 @@ if(DDPSIM_GPU AND NOT DDPSIM_SANITIZE)
     set(DDPSIM_HAVE_GPU ON)
   endif()
 endif()
-find_package(PkgConfig QUIET)
-if(PkgConfig_FOUND)
-  pkg_check_modules(SIMGRID QUIET simgrid)
+# SimGrid (Debian's libsimgrid-dev, 3.32): the second engine. Required unless
+# -DDDPSIM_SIMGRID=OFF, which builds a stub that says it is missing.
+option(DDPSIM_SIMGRID "Build the SimGrid engine" ON)
+if(DDPSIM_SIMGRID)
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(SIMGRID REQUIRED IMPORTED_TARGET simgrid>=3.32)
 endif()
 message(STATUS "ddpsim optional back-ends: MPI=${MPI_CXX_FOUND} GPU (CUDA ${CUDAToolkit_VERSION}, NCCL "
                "${NCCL_LIBRARY})=${DDPSIM_HAVE_GPU} SimGrid=${SIMGRID_FOUND}")

@@ -527,17 +527,18 @@ RunResult simulate_ddp(const DdpJob& job, int world_size, std::uint64_t seed, si
     throw std::invalid_argument("model: parameters, ready order and per-parameter times disagree in length");
   }
   const Plan plan(job, world_size);
-  NetworkParams net = job.network;
-  // A ring crosses every link: one slow link slows every collective of a group that contains it.
-  double link_factor = 1;
-  for (const Fault& f : job.faults) {
-    if (f.type != FaultType::kSlowLink) continue;
-    for (int r : f.ranks) {
-      if (r < world_size && world_size > 1) link_factor = std::max(link_factor, f.factor);
-    }
+  // How long collectives take is the engine's business (models/cluster.hpp):
+  // the analytic formulas unless the job carries another timer.
+  std::unique_ptr<CollectiveTimer> own_timer;
+  CollectiveTimer* timer = job.timer;
+  if (timer == nullptr) {
+    own_timer = analytic_timer(job, world_size);
+    timer = own_timer.get();
   }
-  net.bandwidth_GBps /= link_factor;
-  sim::Engine engine(world_size, [net](const sim::Collective& c, int n) { return collective_time(net, c, n); },
+  const std::vector<SlowLink> slow = slow_links(job);
+  bool link_slowed = false;
+  for (const SlowLink& s : slow) link_slowed = link_slowed || (s.rank < world_size && world_size > 1 && s.factor > 1);
+  sim::Engine engine(world_size, [timer, &slow](const sim::Collective& c, int n) { return timer->time(c, n, slow); },
                      sim::EngineOptions{job.backend, job.watchdog_timeout, job.fingerprint ? kFingerprintBytes : 0});
   Accounting accounting(world_size, job.warmup_iterations, job.ddp.gradient_accumulation);
   engine.add_observer(accounting);
@@ -546,7 +547,7 @@ RunResult simulate_ddp(const DdpJob& job, int world_size, std::uint64_t seed, si
   const int total = job.total_iterations();
   Progress progress{std::vector<RankStatus>(static_cast<std::size_t>(world_size)),
                     std::vector<sim::Time>(static_cast<std::size_t>(total)), std::vector<int>(static_cast<std::size_t>(total), 0)};
-  if (link_factor > 1) {
+  if (link_slowed) {
     for (const Fault& f : job.faults) {
       for (int r : f.ranks) {
         if (f.type == FaultType::kSlowLink && r < world_size) progress.ranks[static_cast<std::size_t>(r)].faults.insert(FaultType::kSlowLink);
@@ -593,6 +594,20 @@ RunResult simulate_ddp(const DdpJob& job, int world_size, std::uint64_t seed, si
   out.events = summary.events;
   out.rank_ops = summary.rank_ops;
   out.end = summary.end;
+  return out;
+}
+
+std::unique_ptr<CollectiveTimer> analytic_timer(const DdpJob& job, int world_size) {
+  return std::make_unique<AnalyticTimer>(job.cluster ? *job.cluster : single_switch(world_size, job.network),
+                                         job.network.launch_overhead, job.algorithm);
+}
+
+std::vector<SlowLink> slow_links(const DdpJob& job) {
+  std::vector<SlowLink> out;
+  for (const Fault& f : job.faults) {
+    if (f.type != FaultType::kSlowLink) continue;
+    for (int r : f.ranks) out.push_back({r, f.factor});
+  }
   return out;
 }
 

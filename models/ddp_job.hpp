@@ -5,11 +5,13 @@
 // stream, wait for all buckets, optimizer step. The engine times it.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "models/cluster.hpp"
 #include "models/collective_cost.hpp"
 #include "models/failure.hpp"
 #include "models/faults.hpp"
@@ -31,7 +33,10 @@ struct DdpJob {
   bool final_barrier = true;  ///< every rank runs dist.barrier() after its loop
   bool agree_on_skip = false; ///< all-reduce a skip flag after forward; a skip then happens on every rank
   bool join = false;          ///< each epoch's loop runs inside torch.distributed.algorithms.Join
-  NetworkParams network;
+  NetworkParams network;      ///< without a cluster: every route's latency and bandwidth; always: the launch overhead
+  std::optional<ClusterSpec> cluster;  ///< none: one switch joining every rank with `network`'s routes
+  Algorithm algorithm = Algorithm::kRing;  ///< all-reduce algorithm
+  CollectiveTimer* timer = nullptr;  ///< not owned; none: the analytic engine (analytic_timer)
   StragglerModel straggler;
   std::vector<Fault> faults;
   sim::Backend backend = sim::Backend::kNccl;
@@ -39,6 +44,12 @@ struct DdpJob {
   bool fingerprint = false;   ///< TORCH_DISTRIBUTED_DEBUG=DETAIL: fail at the first divergent collective
   int total_iterations() const { return iterations * epochs; }
 };
+
+/// The analytic engine for `job` on `world_size` ranks: its cluster, or one
+/// switch whose routes have the collective section's latency and bandwidth.
+std::unique_ptr<CollectiveTimer> analytic_timer(const DdpJob& job, int world_size);
+/// The slow_link faults of `job` as the timers take them.
+std::vector<SlowLink> slow_links(const DdpJob& job);
 
 /// A model given as one block: whole-model times and one fp32 gradient buffer
 /// named "gradient" (gradient_bytes must be a multiple of 4).

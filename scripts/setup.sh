@@ -7,7 +7,7 @@ packages=(
   cmake g++ make pkg-config
   libyaml-cpp-dev libeigen3-dev doctest-dev libcli11-dev
   nlohmann-json3-dev libfmt-dev libbenchmark-dev libssl-dev
-  openmpi-bin libopenmpi-dev
+  openmpi-bin libopenmpi-dev libsimgrid-dev
 )
 
 missing=()

@@ -1,0 +1,137 @@
+#include "models/cluster.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace ddpsim::models {
+
+ClusterSpec single_switch(int gpus, const NetworkParams& net) {
+  ClusterSpec c;
+  c.nodes = 1;
+  c.gpus_per_node = std::max(1, gpus);
+  c.intra = Fabric{Fabric::Topology::kStar, net.bandwidth_GBps, net.latency, true, 1, 1};
+  c.nics_per_node = 1;
+  c.inter = c.intra;
+  return c;
+}
+
+std::string_view to_string(Algorithm algorithm) {
+  return algorithm == Algorithm::kRing ? "ring" : "hierarchical";
+}
+
+Hop route(const ClusterSpec& cluster, int a, int b) {
+  const int g = cluster.gpus_per_node;
+  const int node_a = a / g, node_b = b / g;
+  if (node_a == node_b) {
+    if (cluster.intra.topology == Fabric::Topology::kRing) {
+      const int d = ((b % g) - (a % g) + g) % g;
+      const int links = std::min(d, g - d);
+      return {sim::Time::ns(links * cluster.intra.latency.count_ns()), cluster.intra.bandwidth_GBps};
+    }
+    return {cluster.intra.latency, cluster.intra.bandwidth_GBps};
+  }
+  const Fabric& f = cluster.inter;
+  double bw = f.bandwidth_GBps;
+  if (f.topology == Fabric::Topology::kFatTree && node_a / f.nodes_per_switch != node_b / f.nodes_per_switch) {
+    // The leaf's uplink: every NIC under the leaf, divided by the oversubscription.
+    bw = std::min(bw, f.nodes_per_switch * cluster.nics_per_node * f.bandwidth_GBps / f.oversubscription);
+  }
+  return {f.latency, bw};
+}
+
+sim::Time hierarchical_all_reduce_time(const Hop& intra, const Hop& inter, sim::Time launch, std::int64_t bytes,
+                                       int gpus_per_node, int nodes) {
+  const double g = gpus_per_node, n = nodes, b = static_cast<double>(bytes);
+  // Reduce-scatter and all-gather inside the node: 2(G-1) steps of b/G;
+  // the inter-node ring all-reduce of b/G: 2(N-1) steps of b/(G N).
+  const double ns = 2 * (g - 1) * (b / g) / intra.bandwidth_GBps + 2 * (n - 1) * (b / (g * n)) / inter.bandwidth_GBps;
+  return launch + sim::Time::ns(2 * (gpus_per_node - 1) * intra.latency.count_ns() + 2 * (nodes - 1) * inter.latency.count_ns()) +
+         sim::Time::ns(std::llround(ns));
+}
+
+AnalyticTimer::AnalyticTimer(ClusterSpec cluster, sim::Time launch_overhead, Algorithm algorithm)
+    : cluster_(cluster), launch_(launch_overhead), algorithm_(algorithm) {}
+
+namespace {
+
+Hop slowed(Hop h, double factor) {
+  h.bandwidth_GBps /= factor;
+  return h;
+}
+
+double slow_factor(const std::vector<SlowLink>& slow, int rank) {
+  double f = 1;
+  for (const SlowLink& s : slow) {
+    if (s.rank == rank) f = std::max(f, s.factor);
+  }
+  return f;
+}
+
+// The distinct hops of the ring members[0] -> members[1] -> ... -> members[0],
+// the hops into and out of a slow rank slowed by its factor.
+std::vector<Hop> ring_hops(const ClusterSpec& cluster, const std::vector<int>& members, const std::vector<SlowLink>& slow) {
+  std::vector<Hop> hops;
+  const std::size_t n = members.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const int a = members[i], b = members[(i + 1) % n];
+    Hop h = route(cluster, a, b);
+    const double f = std::max(slow_factor(slow, a), slow_factor(slow, b));
+    if (f > 1) h = slowed(h, f);
+    const bool seen = std::any_of(hops.begin(), hops.end(), [&h](const Hop& o) {
+      return o.latency == h.latency && o.bandwidth_GBps == h.bandwidth_GBps;
+    });
+    if (!seen) hops.push_back(h);
+  }
+  return hops;
+}
+
+std::vector<int> iota_ranks(int first, int count, int stride) {
+  std::vector<int> v(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) v[static_cast<std::size_t>(i)] = first + i * stride;
+  return v;
+}
+
+}  // namespace
+
+sim::Time AnalyticTimer::time(const sim::Collective& c, int w, const std::vector<SlowLink>& given_slow) {
+  if (w < 1 || w > cluster_.gpus()) throw std::invalid_argument("group larger than the cluster");
+  if (w == 1) return collective_time(NetworkParams{sim::Time{}, 1, launch_}, c, 1);
+  std::vector<SlowLink> slow;
+  for (const SlowLink& s : given_slow) {
+    if (s.rank < w && s.factor > 1) slow.push_back(s);
+  }
+  const bool reduce = c.kind == sim::CollectiveKind::kAllReduce || c.kind == sim::CollectiveKind::kBarrier;
+  const int g = cluster_.gpus_per_node;
+  sim::Time worst;
+  if (reduce && algorithm_ == Algorithm::kHierarchical && g > 1 && w > g && w % g == 0) {
+    // Every node's ring is alike, and so is every local GPU's inter-node
+    // ring, except around a slow rank: take the slowest of each kind.
+    const int nodes = w / g;
+    std::vector<Hop> intra, inter;
+    for (int n = 0; n < nodes; ++n) {
+      for (const Hop& h : ring_hops(cluster_, iota_ranks(n * g, g, 1), slow)) intra.push_back(h);
+    }
+    for (int i = 0; i < g; ++i) {
+      for (const Hop& h : ring_hops(cluster_, iota_ranks(i, nodes, g), slow)) inter.push_back(h);
+    }
+    const std::int64_t bytes = c.kind == sim::CollectiveKind::kBarrier ? 4 : c.bytes;
+    for (const Hop& a : intra) {
+      for (const Hop& b : inter) worst = std::max(worst, hierarchical_all_reduce_time(a, b, launch_, bytes, g, nodes));
+    }
+    return worst;
+  }
+  auto cached = slow.empty() ? flat_hops_.find(w) : flat_hops_.end();
+  if (cached == flat_hops_.end()) {
+    std::vector<Hop> hops = ring_hops(cluster_, iota_ranks(0, w, 1), slow);
+    if (!slow.empty()) {
+      for (const Hop& h : hops) worst = std::max(worst, collective_time(NetworkParams{h.latency, h.bandwidth_GBps, launch_}, c, w));
+      return worst;
+    }
+    cached = flat_hops_.emplace(w, std::move(hops)).first;
+  }
+  for (const Hop& h : cached->second) worst = std::max(worst, collective_time(NetworkParams{h.latency, h.bandwidth_GBps, launch_}, c, w));
+  return worst;
+}
+
+}  // namespace ddpsim::models

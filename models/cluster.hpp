@@ -1,0 +1,113 @@
+#pragma once
+// The machine a job runs on, and how long its collectives take there.
+//
+// A cluster is `nodes` nodes of `gpus_per_node` GPUs. Rank r runs on GPU
+// r % gpus_per_node of node r / gpus_per_node (node-major placement, as
+// torchrun assigns local ranks). Inside a node the GPUs share an intra-node
+// fabric: a switch (NVSwitch-like star, one full-duplex link per GPU) or a
+// ring of links between neighbours. Between nodes, each node's NICs (GPU g
+// uses NIC g * nics_per_node / gpus_per_node) connect to a network: one
+// switch (star), or a two-level fat tree whose leaf switches take
+// nodes_per_switch nodes each and have uplinks oversubscribed by a ratio.
+//
+// Latency and bandwidth are GPU-to-GPU (intra) and NIC-to-NIC (inter) route
+// figures: an uncontended transfer of n bytes between two GPUs of one node
+// takes intra.latency + n / intra.bandwidth (a star's two links carry half
+// the latency each). docs/cost-models.md#clusters derives every formula here.
+//
+// CollectiveTimer is the engine interface: the only thing that differs
+// between the analytic engine and the SimGrid engine is how long a
+// collective takes. Per-rank programs, rendezvous, faults and hang reports
+// are the discrete-event engine's (sim/engine.hpp) for both.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/collective_cost.hpp"
+#include "sim/engine.hpp"
+#include "sim/time.hpp"
+
+namespace ddpsim::models {
+
+struct Fabric {
+  enum class Topology : std::uint8_t { kStar, kRing, kFatTree };
+  Topology topology = Topology::kStar;
+  double bandwidth_GBps = 1;  ///< route bandwidth (1 GB/s = 1 byte/ns)
+  sim::Time latency;          ///< route latency
+  bool full_duplex = true;    ///< false: a link's two directions share its bandwidth
+  int nodes_per_switch = 1;   ///< fat tree: nodes under one leaf switch
+  double oversubscription = 1;  ///< fat tree: leaf downlink capacity / uplink capacity
+};
+
+struct ClusterSpec {
+  int nodes = 1;
+  int gpus_per_node = 1;
+  Fabric intra;          ///< star or ring
+  int nics_per_node = 1;
+  Fabric inter;          ///< star or fat tree
+  int gpus() const { return nodes * gpus_per_node; }
+};
+
+/// A homogeneous single-node cluster: `gpus` GPUs on a star whose routes
+/// have the collective section's latency and bandwidth. What a scenario
+/// without a cluster section runs on.
+ClusterSpec single_switch(int gpus, const NetworkParams& net);
+
+enum class Algorithm : std::uint8_t { kRing, kHierarchical };
+std::string_view to_string(Algorithm algorithm);
+
+/// A rank whose links run `factor` times slower (the slow_link fault).
+struct SlowLink {
+  int rank = 0;
+  double factor = 1;
+};
+
+/// How long collectives take: the engine-specific part of a simulation.
+/// Called with the collectives the discrete-event engine starts, which in a
+/// single process group never overlap in time (each rank's communication
+/// stream runs one at a time and a collective starts only when every member
+/// is free), so a collective can be timed on an otherwise idle network.
+class CollectiveTimer {
+ public:
+  virtual ~CollectiveTimer() = default;
+  virtual std::string_view engine() const = 0;  ///< "analytic" or "simgrid"
+  /// Time of `c` over ranks 0 .. group_size-1, with `slow` ranks' links slowed.
+  virtual sim::Time time(const sim::Collective& c, int group_size, const std::vector<SlowLink>& slow) = 0;
+};
+
+/// Where each hop of a transfer goes, with its route latency and bandwidth.
+struct Hop {
+  sim::Time latency;
+  double bandwidth_GBps = 1;
+};
+
+/// The analytic engine: ring (and hierarchical) formulas, priced at the
+/// slowest hop class the collective's rings cross. Exact where no link
+/// carries two transfers at once; the SimGrid engine shows what it misses.
+class AnalyticTimer final : public CollectiveTimer {
+ public:
+  AnalyticTimer(ClusterSpec cluster, sim::Time launch_overhead, Algorithm algorithm);
+  std::string_view engine() const override { return "analytic"; }
+  sim::Time time(const sim::Collective& c, int group_size, const std::vector<SlowLink>& slow) override;
+
+ private:
+  ClusterSpec cluster_;
+  sim::Time launch_;
+  Algorithm algorithm_;
+  std::map<int, std::vector<Hop>> flat_hops_;  ///< distinct hops of the ring over W ranks, by W
+};
+
+/// The hop from rank a to rank b on `cluster` (a != b).
+Hop route(const ClusterSpec& cluster, int a, int b);
+/// Hierarchical all-reduce on `nodes` full nodes: intra-node reduce-scatter,
+/// one inter-node ring all-reduce per local GPU (n / G bytes each, all at
+/// once), intra-node all-gather. Assumes each inter-node ring has a NIC to
+/// itself; with fewer NICs than GPUs per node SimGrid shows the sharing.
+sim::Time hierarchical_all_reduce_time(const Hop& intra, const Hop& inter, sim::Time launch, std::int64_t bytes,
+                                       int gpus_per_node, int nodes);
+
+}  // namespace ddpsim::models

@@ -1,0 +1,351 @@
+#include "models/simgrid_engine.hpp"
+
+#include <simgrid/s4u.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+namespace ddpsim::models {
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+using Pair = std::pair<int, int>;
+
+// The platform: one host per GPU, each link as models/cluster.hpp describes.
+class Platform {
+ public:
+  Platform(const ClusterSpec& cluster, int gpus) : cluster_(cluster) {
+    zone_ = sg4::create_full_zone("ddpsim");
+    const int g = cluster.gpus_per_node;
+    const int nodes = (gpus + g - 1) / g;
+    for (int r = 0; r < gpus; ++r) hosts_.push_back(zone_->create_host(host_name(r), 1e9));
+    // Intra-node: a star link per GPU carrying half the route latency, or a
+    // ring link from GPU i to GPU i+1 of the node (i = G-1 closes the ring).
+    const bool star = cluster.intra.topology != Fabric::Topology::kRing;
+    const double intra_lat = cluster.intra.latency.us() * (star ? 0.5e-6 : 1e-6);
+    for (int n = 0; n < nodes; ++n) {
+      const int links = star ? g : (g == 2 ? 1 : g);
+      for (int i = 0; i < links && g > 1; ++i) {
+        gpu_links_.push_back(make_link("n" + std::to_string(n) + (star ? "-nvl" : "-ring") + std::to_string(i),
+                                       cluster.intra.bandwidth_GBps * 1e9, intra_lat, cluster.intra.full_duplex));
+      }
+    }
+    for (int n = 0; n < nodes && nodes > 1; ++n) {
+      for (int k = 0; k < cluster.nics_per_node; ++k) {
+        nic_links_.push_back(make_link("n" + std::to_string(n) + "-nic" + std::to_string(k),
+                                       cluster.inter.bandwidth_GBps * 1e9, cluster.inter.latency.us() * 0.5e-6,
+                                       cluster.inter.full_duplex));
+      }
+    }
+    if (cluster.inter.topology == Fabric::Topology::kFatTree && nodes > cluster.inter.nodes_per_switch) {
+      const int leaves = (nodes + cluster.inter.nodes_per_switch - 1) / cluster.inter.nodes_per_switch;
+      const double up = cluster.inter.nodes_per_switch * cluster.nics_per_node * cluster.inter.bandwidth_GBps * 1e9 /
+                        cluster.inter.oversubscription;
+      for (int l = 0; l < leaves; ++l) uplinks_.push_back(make_link("leaf" + std::to_string(l) + "-up", up, 0, cluster.inter.full_duplex));
+    }
+  }
+
+  void add_route(int a, int b) {
+    if (!routes_.insert({a, b}).second) return;
+    zone_->add_route(hosts_[static_cast<std::size_t>(a)]->get_netpoint(), hosts_[static_cast<std::size_t>(b)]->get_netpoint(),
+                     nullptr, nullptr, links_of(a, b), false);
+  }
+  void seal() { zone_->seal(); }
+  sg4::Host* host(int r) const { return hosts_[static_cast<std::size_t>(r)]; }
+  int link_count() const { return static_cast<int>(gpu_links_.size() + nic_links_.size() + uplinks_.size()); }
+
+  /// The links a slow rank slows: its star link or the ring links beside it, and its NIC.
+  std::vector<sg4::Link*> links_of_rank(int r) const {
+    std::vector<sg4::Link*> out;
+    const int g = cluster_.gpus_per_node, node = r / g, i = r % g;
+    if (g > 1) {
+      if (cluster_.intra.topology == Fabric::Topology::kRing) {
+        const int links = g == 2 ? 1 : g;
+        out.push_back(gpu_link(node, i % links));
+        if (links > 1) out.push_back(gpu_link(node, (i + g - 1) % g));
+      } else {
+        out.push_back(gpu_link(node, i));
+      }
+    }
+    if (!nic_links_.empty()) out.push_back(nic(r));
+    return out;
+  }
+
+ private:
+  struct Link {
+    sg4::Link* link;
+    bool split;
+  };
+
+  static std::string host_name(int r) { return "rank" + std::to_string(r); }
+
+  Link make_link(const std::string& name, double bandwidth, double latency_s, bool full_duplex) {
+    if (full_duplex) {
+      sg4::SplitDuplexLink* l = zone_->create_split_duplex_link(name, bandwidth);
+      l->set_latency(latency_s);
+      l->seal();
+      return {l, true};
+    }
+    sg4::Link* l = zone_->create_link(name, bandwidth);
+    l->set_latency(latency_s);
+    l->seal();
+    return {l, false};
+  }
+
+  static sg4::LinkInRoute in_route(const Link& l, bool up) {
+    if (!l.split) return sg4::LinkInRoute(l.link);
+    return sg4::LinkInRoute(l.link, up ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+  }
+
+  sg4::Link* gpu_link(int node, int i) const {
+    const int per_node = cluster_.intra.topology == Fabric::Topology::kRing && cluster_.gpus_per_node == 2 ? 1 : cluster_.gpus_per_node;
+    return gpu_links_[static_cast<std::size_t>(node * per_node + i)].link;
+  }
+  sg4::Link* nic(int r) const { return nic_links_[static_cast<std::size_t>(nic_index(r))].link; }
+  int nic_index(int r) const {
+    const int g = cluster_.gpus_per_node;
+    return (r / g) * cluster_.nics_per_node + (r % g) * cluster_.nics_per_node / g;
+  }
+
+  std::vector<sg4::LinkInRoute> links_of(int a, int b) const {
+    const int g = cluster_.gpus_per_node;
+    const int node_a = a / g, node_b = b / g;
+    std::vector<sg4::LinkInRoute> route;
+    if (node_a == node_b) {
+      const int per_node = cluster_.intra.topology == Fabric::Topology::kRing && g == 2 ? 1 : g;
+      const auto& links = gpu_links_;
+      const auto at = [&](int i) { return links[static_cast<std::size_t>(node_a * per_node + i)]; };
+      if (cluster_.intra.topology != Fabric::Topology::kRing) {
+        route.push_back(in_route(at(a % g), true));
+        route.push_back(in_route(at(b % g), false));
+        return route;
+      }
+      if (per_node == 1) {  // two GPUs, one link: GPU 0 -> 1 is its up direction
+        route.push_back(in_route(at(0), a % g == 0));
+        return route;
+      }
+      // Around the ring the shorter way (forward on a tie): link i joins GPU i and i+1.
+      const int d = ((b % g) - (a % g) + g) % g;
+      const bool forward = d <= g - d;
+      for (int i = a % g, steps = forward ? d : g - d; steps > 0; --steps) {
+        if (forward) {
+          route.push_back(in_route(at(i), true));
+          i = (i + 1) % g;
+        } else {
+          const int j = (i + g - 1) % g;
+          route.push_back(in_route(at(j), false));
+          i = j;
+        }
+      }
+      return route;
+    }
+    route.push_back(in_route(nic_links_[static_cast<std::size_t>(nic_index(a))], true));
+    const int nps = cluster_.inter.nodes_per_switch;
+    if (!uplinks_.empty() && node_a / nps != node_b / nps) {
+      route.push_back(in_route(uplinks_[static_cast<std::size_t>(node_a / nps)], true));
+      route.push_back(in_route(uplinks_[static_cast<std::size_t>(node_b / nps)], false));
+    }
+    route.push_back(in_route(nic_links_[static_cast<std::size_t>(nic_index(b))], false));
+    return route;
+  }
+
+  ClusterSpec cluster_;
+  sg4::NetZone* zone_ = nullptr;
+  std::vector<sg4::Host*> hosts_;
+  std::vector<Link> gpu_links_, nic_links_, uplinks_;
+  std::set<Pair> routes_;
+};
+
+bool hierarchical(Algorithm algorithm, const ClusterSpec& cluster, int w) {
+  const int g = cluster.gpus_per_node;
+  return algorithm == Algorithm::kHierarchical && g > 1 && w > g && w % g == 0;
+}
+
+// Every transfer pattern a collective over W ranks uses: its routes must exist before the platform is sealed.
+std::vector<Pair> ring_pairs(int first, int count, int stride) {
+  std::vector<Pair> v;
+  for (int i = 0; i < count && count > 1; ++i) v.emplace_back(first + i * stride, first + ((i + 1) % count) * stride);
+  return v;
+}
+
+class SimgridTimer final : public CollectiveTimer {
+ public:
+  SimgridTimer(Platform& platform, const ClusterSpec& cluster, sim::Time launch, Algorithm algorithm, SimgridStats& stats)
+      : platform_(platform), cluster_(cluster), launch_(launch), algorithm_(algorithm), stats_(stats) {}
+  std::string_view engine() const override { return "simgrid"; }
+
+  sim::Time time(const sim::Collective& c, int w, const std::vector<SlowLink>& given_slow) override {
+    if (w < 1 || w > cluster_.gpus()) throw std::invalid_argument("group larger than the cluster");
+    std::vector<std::pair<int, double>> slow;
+    for (const SlowLink& s : given_slow) {
+      if (s.rank < w && s.factor > 1 && w > 1) slow.emplace_back(s.rank, s.factor);
+    }
+    const auto key = std::make_tuple(static_cast<int>(c.kind), c.bytes, w, slow);
+    if (const auto it = memo_.find(key); it != memo_.end()) return it->second;
+    std::vector<std::pair<sg4::Link*, double>> restore;
+    for (const auto& [rank, factor] : slow) {
+      for (sg4::Link* l : platform_.links_of_rank(rank)) {
+        restore.emplace_back(l, l->get_bandwidth());
+        l->set_bandwidth(l->get_bandwidth() / factor);
+      }
+    }
+    const double start = sg4::Engine::get_clock();
+    if (w > 1) execute(c, w);
+    const double elapsed_ns = (sg4::Engine::get_clock() - start) * 1e9;
+    for (auto it = restore.rbegin(); it != restore.rend(); ++it) it->first->set_bandwidth(it->second);
+    ++stats_.collectives;
+    const sim::Time t = launch_ + sim::Time::ns(std::llround(elapsed_ns));
+    memo_.emplace(key, t);
+    return t;
+  }
+
+ private:
+  void step(const std::vector<Pair>& pairs, double bytes) {
+    const auto size = static_cast<std::uint64_t>(std::llround(std::max(0.0, bytes)));
+    std::vector<sg4::CommPtr> comms;
+    comms.reserve(pairs.size());
+    for (const auto& [a, b] : pairs) comms.push_back(sg4::Comm::sendto_async(platform_.host(a), platform_.host(b), size));
+    sg4::Comm::wait_all(comms);
+    stats_.transfers += pairs.size();
+  }
+
+  void ring_all_reduce(int w, double bytes) {
+    const std::vector<Pair> ring = ring_pairs(0, w, 1);
+    for (int s = 0; s < 2 * (w - 1); ++s) step(ring, bytes / w);
+  }
+
+  void execute(const sim::Collective& c, int w) {
+    const double n = static_cast<double>(c.kind == sim::CollectiveKind::kBarrier ? 4 : c.bytes);
+    switch (c.kind) {
+      case sim::CollectiveKind::kAllReduce:
+      case sim::CollectiveKind::kBarrier: {
+        if (!hierarchical(algorithm_, cluster_, w)) return ring_all_reduce(w, n);
+        const int g = cluster_.gpus_per_node, nodes = w / g;
+        std::vector<Pair> intra, inter;
+        for (int k = 0; k < nodes; ++k) {
+          for (const Pair& p : ring_pairs(k * g, g, 1)) intra.push_back(p);
+        }
+        for (int i = 0; i < g; ++i) {
+          for (const Pair& p : ring_pairs(i, nodes, g)) inter.push_back(p);
+        }
+        for (int s = 0; s < g - 1; ++s) step(intra, n / g);                        // reduce-scatter
+        for (int s = 0; s < 2 * (nodes - 1); ++s) step(inter, n / (g * nodes));   // G ring all-reduces of n/G
+        for (int s = 0; s < g - 1; ++s) step(intra, n / g);                        // all-gather
+        return;
+      }
+      case sim::CollectiveKind::kAllGather: {
+        const std::vector<Pair> ring = ring_pairs(0, w, 1);
+        for (int s = 0; s < w - 1; ++s) step(ring, n / w);
+        return;
+      }
+      case sim::CollectiveKind::kBroadcast: {
+        // Pipelined down the chain 0 -> 1 -> ... -> W-1 in K chunks: K + W - 2
+        // rounds of (latency + n/K / bandwidth); K minimises that for the
+        // chain's slowest hop (the analytic formula is its limit, K -> inf
+        // with no per-chunk latency).
+        Hop worst = route(cluster_, 0, 1);
+        for (int r = 1; r + 1 < w; ++r) {
+          const Hop h = route(cluster_, r, r + 1);
+          if (1e3 * h.latency.us() + n / h.bandwidth_GBps > 1e3 * worst.latency.us() + n / worst.bandwidth_GBps) worst = h;
+        }
+        const double lat = 1e3 * worst.latency.us();
+        const double ideal = lat > 0 ? std::sqrt((w - 2) * n / (worst.bandwidth_GBps * lat)) : 64.0;
+        const int k = static_cast<int>(std::clamp(std::llround(ideal), 1LL, 64LL));
+        for (int t = 0; t < k + w - 2; ++t) {
+          std::vector<Pair> round;
+          for (int i = 0; i + 1 < w; ++i) {
+            if (t - i >= 0 && t - i < k) round.emplace_back(i, i + 1);
+          }
+          step(round, n / k);
+        }
+        return;
+      }
+    }
+  }
+
+  Platform& platform_;
+  ClusterSpec cluster_;
+  sim::Time launch_;
+  Algorithm algorithm_;
+  SimgridStats& stats_;
+  std::map<std::tuple<int, std::int64_t, int, std::vector<std::pair<int, double>>>, sim::Time> memo_;
+};
+
+std::atomic<bool> g_used{false};
+
+}  // namespace
+
+const std::vector<std::string>& simgrid_settable() {
+  static const std::vector<std::string> keys = {
+      "network/model",          "network/TCP-gamma", "network/crosstraffic", "network/latency-factor",
+      "network/bandwidth-factor", "network/weight-S",  "precision/timing",     "precision/work-amount"};
+  return keys;
+}
+
+bool simgrid_available() { return true; }
+
+SimgridStats run_with_simgrid(const ClusterSpec& cluster, sim::Time launch_overhead, Algorithm algorithm,
+                              const std::vector<int>& world_sizes, const SimgridOptions& options,
+                              const std::function<void(CollectiveTimer&)>& body) {
+  if (g_used.exchange(true)) throw std::logic_error("SimGrid runs once per process (simgrid/simgrid#185)");
+  for (const auto& [key, value] : options.config) {
+    const auto& ok = simgrid_settable();
+    if (std::find(ok.begin(), ok.end(), key) == ok.end()) throw std::invalid_argument("not a SimGrid setting ddpsim passes on: " + key);
+  }
+  int argc = 2;
+  char name[] = "ddpsim";
+  char log[] = "--log=root.thres:critical";
+  char* argv[] = {name, log, nullptr};
+  sg4::Engine engine(&argc, argv);
+  // An uncontended transfer costs exactly latency + bytes / bandwidth:
+  // CM02 without its TCP window bound (gamma 0) and without the reverse
+  // traffic of acknowledgements (docs/cost-models.md#the-simgrid-engine).
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/crosstraffic:0");
+  sg4::Engine::set_config("network/TCP-gamma:0");
+  sg4::Engine::set_config("contexts/factory:thread");
+  for (const auto& [key, value] : options.config) sg4::Engine::set_config(key + ":" + value);
+
+  int max_w = 1;
+  for (int w : world_sizes) max_w = std::max(max_w, w);
+  if (max_w > cluster.gpus()) throw std::invalid_argument("world size larger than the cluster");
+  Platform platform(cluster, max_w);
+  for (int w : world_sizes) {
+    for (const Pair& p : ring_pairs(0, w, 1)) platform.add_route(p.first, p.second);
+    if (hierarchical(algorithm, cluster, w)) {
+      const int g = cluster.gpus_per_node, nodes = w / g;
+      for (int k = 0; k < nodes; ++k) {
+        for (const Pair& p : ring_pairs(k * g, g, 1)) platform.add_route(p.first, p.second);
+      }
+      for (int i = 0; i < g; ++i) {
+        for (const Pair& p : ring_pairs(i, nodes, g)) platform.add_route(p.first, p.second);
+      }
+    }
+  }
+  platform.seal();
+
+  SimgridStats stats;
+  stats.hosts = max_w;
+  stats.links = platform.link_count();
+  std::exception_ptr failure;
+  SimgridTimer timer(platform, cluster, launch_overhead, algorithm, stats);
+  sg4::Actor::create("ddpsim", platform.host(0), [&] {
+    try {
+      body(timer);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  engine.run();
+  if (failure) std::rethrow_exception(failure);
+  return stats;
+}
+
+}  // namespace ddpsim::models

@@ -1,0 +1,58 @@
+#pragma once
+// The SimGrid engine: collectives executed as point-to-point transfers on a
+// simulated platform (SimGrid's S4U API), built in C++ from a ClusterSpec:
+// one host per GPU, links and routes as models/cluster.hpp describes.
+//
+// Each collective is run as its algorithm's steps: ring all-reduce as 2(W-1)
+// steps in which every rank sends bytes/W to its ring neighbour at once,
+// hierarchical all-reduce as intra-node reduce-scatter, one inter-node ring
+// per local GPU, intra-node all-gather; broadcast as a chunked pipeline down
+// the ring; all-gather as W-1 ring steps. A step ends when its last transfer
+// does. SimGrid shares each link's bandwidth among the transfers crossing
+// it (max-min fairness), which is what the analytic formulas leave out.
+//
+// SimGrid cannot be restarted inside a process (simgrid/simgrid#185), so a
+// process runs one SimGrid simulation: run_with_simgrid() builds the platform
+// for the largest world size needed and runs `body` (every row of a sweep)
+// inside one SimGrid actor, whose timer simulates each distinct collective
+// once (a collective on an idle network always takes the same time; see
+// CollectiveTimer) and remembers it.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/cluster.hpp"
+
+namespace ddpsim::models {
+
+struct SimgridOptions {
+  /// SimGrid configuration settings applied after ddpsim's own (CM02, no
+  /// cross-traffic, TCP-gamma 0: an uncontended transfer costs exactly
+  /// latency + bytes / bandwidth), e.g. {"network/model", "LV08"}.
+  std::vector<std::pair<std::string, std::string>> config;
+};
+
+/// The settings users may change (run_with_simgrid refuses others).
+const std::vector<std::string>& simgrid_settable();
+
+struct SimgridStats {
+  std::uint64_t collectives = 0;  ///< distinct collectives simulated
+  std::uint64_t transfers = 0;    ///< point-to-point transfers simulated
+  int hosts = 0;
+  int links = 0;
+};
+
+/// False when this build has no SimGrid (then run_with_simgrid throws).
+bool simgrid_available();
+
+/// Builds the platform for ranks 0 .. max_world_size-1 of `cluster` (ring
+/// routes for every size in `world_sizes`) and runs `body` inside SimGrid
+/// with a timer for it. Once per process; rethrows what `body` throws.
+SimgridStats run_with_simgrid(const ClusterSpec& cluster, sim::Time launch_overhead, Algorithm algorithm,
+                              const std::vector<int>& world_sizes, const SimgridOptions& options,
+                              const std::function<void(CollectiveTimer&)>& body);
+
+}  // namespace ddpsim::models
