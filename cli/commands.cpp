@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/sampler.hpp"
+#include "models/simgrid_engine.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/report.hpp"
 #include "scenarios/runner.hpp"
@@ -41,10 +42,16 @@ void write_file(const std::string& path, const std::string& content) {
 struct RunOptions {
   std::string scenario;
   std::string json, trace, csv, plot;
+  std::string engine;  ///< overrides the scenario's `engine` when given
 };
 
 int run(const RunOptions& opt) {
-  const auto scenario = ddpsim::scenarios::load_scenario(opt.scenario);
+  auto scenario = ddpsim::scenarios::load_scenario(opt.scenario);
+  if (!opt.engine.empty()) scenario.engine = opt.engine;
+  if (scenario.engine == "simgrid" && !ddpsim::models::simgrid_available()) {
+    throw InputError({opt.scenario, 0, 0}, "engine", "simgrid",
+                     "an engine this build has (it was built without SimGrid: install libsimgrid-dev and rebuild)");
+  }
   std::optional<std::ofstream> trace_file;
   std::unique_ptr<ddpsim::sim::ChromeTraceWriter> trace;
   if (!opt.trace.empty()) {
@@ -340,6 +347,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--trace", run_opt.trace, "Write a Chrome/Perfetto trace (ui.perfetto.dev) to this file");
   run_cmd->add_option("--csv", run_opt.csv, "Write the scaling table as CSV to this file");
   run_cmd->add_option("--plot", run_opt.plot, "Write step time and scaling efficiency against W as an SVG plot");
+  run_cmd->add_option("--engine", run_opt.engine, "analytic (formulas) or simgrid (every transfer on a SimGrid platform); "
+                                                  "overrides the scenario's engine key")
+      ->check(CLI::IsMember({"analytic", "simgrid"}));
 
   std::string check_path;
   CLI::App* check_cmd = app.add_subcommand("check", "Validate a scenario without simulating it");

@@ -301,12 +301,40 @@ void write_sampler_audit(std::ostream& out, const models::SamplerAudit& a, bool 
   for (const std::string& w : a.warnings) fmt::print(out, "\nwarning: {}\n", w);
 }
 
+namespace {
+
+std::string fabric_text(const models::Fabric& f) {
+  const std::string_view topology = f.topology == models::Fabric::Topology::kRing      ? "ring"
+                                    : f.topology == models::Fabric::Topology::kFatTree ? "fat tree"
+                                                                                        : "star";
+  std::string out = fmt::format("{} {:g} GB/s {:g} us", topology, f.bandwidth_GBps, f.latency.us());
+  if (f.topology == models::Fabric::Topology::kFatTree) {
+    out += fmt::format(" ({} nodes per leaf, {:g}:1 oversubscribed)", f.nodes_per_switch, f.oversubscription);
+  }
+  return out + (f.full_duplex ? "" : " half duplex");
+}
+
+std::string cluster_line(const models::ClusterSpec& c, models::Algorithm algorithm) {
+  std::string out = fmt::format("cluster: {} node(s) x {} GPUs, intra {}", c.nodes, c.gpus_per_node, fabric_text(c.intra));
+  if (c.nodes > 1) out += fmt::format(", {} NIC(s) per node, inter {}", c.nics_per_node, fabric_text(c.inter));
+  return out + fmt::format("; {} all-reduce", models::to_string(algorithm));
+}
+
+}  // namespace
+
 void write_table(std::ostream& out, const Scenario& scenario, const SweepResult& result) {
   const models::DdpJob& job = scenario.job;
   const std::string iterations = job.epochs == 1 ? fmt::format("{} iterations", job.iterations)
                                                  : fmt::format("{} epochs x {} iterations", job.epochs, job.iterations);
-  fmt::print(out, "{}: analytic engine{}, seed {}, {} ({} warm-up)\n\n", scenario.name,
+  fmt::print(out, "{}: {} engine{}, seed {}, {} ({} warm-up)\n", scenario.name, result.engine,
              job.backend == sim::Backend::kGloo ? " (gloo)" : "", scenario.seed, iterations, job.warmup_iterations);
+  if (job.cluster) fmt::print(out, "{}\n", cluster_line(*job.cluster, job.algorithm));
+  if (result.simgrid) {
+    const models::SimgridStats& s = *result.simgrid;
+    fmt::print(out, "SimGrid: {} hosts, {} links; {} distinct collectives simulated as {} transfers\n", s.hosts, s.links,
+               s.collectives, s.transfers);
+  }
+  fmt::print(out, "\n");
   if (result.bucket_sweep) fmt::print(out, "{:<11}", "bucket_mb");
   fmt::print(out, "{:<9}{:<9}{:<13}{:<9}{}\n", "workers", "step_ms", "closed_form", "speedup", "efficiency");
   // 0.1 ms resolution, as the seed's table; finer when some step is under 10 ms.
@@ -357,7 +385,29 @@ std::string to_json(const Scenario& scenario, const SweepResult& result) {
   auto opt = [](const std::optional<double>& v) { return v ? ordered_json(ratio6(*v)) : ordered_json(nullptr); };
   ordered_json doc;
   doc["scenario"] = scenario.name;
-  doc["engine"] = "analytic";
+  doc["engine"] = result.engine;
+  if (const auto& c = scenario.job.cluster) {
+    const auto fabric = [](const models::Fabric& f) {
+      ordered_json j = {{"topology", f.topology == models::Fabric::Topology::kRing      ? "ring"
+                                     : f.topology == models::Fabric::Topology::kFatTree ? "fat_tree"
+                                                                                         : "star"},
+                        {"bandwidth_GBps", f.bandwidth_GBps},
+                        {"latency_us", f.latency.us()},
+                        {"duplex", f.full_duplex ? "full" : "half"}};
+      if (f.topology == models::Fabric::Topology::kFatTree) {
+        j["nodes_per_switch"] = f.nodes_per_switch;
+        j["oversubscription"] = f.oversubscription;
+      }
+      return j;
+    };
+    doc["cluster"] = {{"nodes", c->nodes}, {"gpus_per_node", c->gpus_per_node}, {"intra", fabric(c->intra)},
+                      {"nics_per_node", c->nics_per_node}, {"inter", c->nodes > 1 ? fabric(c->inter) : ordered_json(nullptr)},
+                      {"algorithm", models::to_string(scenario.job.algorithm)}};
+  }
+  if (const auto& s = result.simgrid) {
+    doc["simgrid"] = {{"hosts", s->hosts}, {"links", s->links}, {"collectives_simulated", s->collectives},
+                      {"transfers", s->transfers}};
+  }
   doc["seed"] = scenario.seed;
   // The host is left out on purpose: the same scenario and seed give
   // byte-identical output on any machine (measured results carry their host).

@@ -1,6 +1,7 @@
 #include "scenarios/runner.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <fmt/format.h>
 
 namespace ddpsim::scenarios {
@@ -55,14 +56,16 @@ void price_failures(const Scenario& scenario, const models::DdpJob& job, SweepRo
 
 }  // namespace
 
-SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace) {
+SweepResult run_rows(const Scenario& scenario, sim::ChromeTraceWriter* trace, models::CollectiveTimer* timer) {
   SweepResult out;
+  out.engine = timer != nullptr ? std::string(timer->engine()) : "analytic";
   out.bucket_sweep = scenario.bucket_caps_mb.size() > 1;
   const auto one = std::find(scenario.world_sizes.begin(), scenario.world_sizes.end(), 1);
   out.baseline_in_sweep = one != scenario.world_sizes.end();
   for (double cap : scenario.bucket_caps_mb) {
     models::DdpJob job = scenario.job;
     job.ddp.bucket_cap_bytes = models::bucket_bytes(cap);
+    job.timer = timer;
     const std::size_t first = out.rows.size();
     for (int w : scenario.world_sizes) {
       if (trace != nullptr) {
@@ -90,6 +93,36 @@ SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace
       row.speedup = r.world_size * *row.efficiency;
     }
   }
+  return out;
+}
+
+std::vector<int> world_sizes_needed(const Scenario& scenario) {
+  std::vector<int> sizes = scenario.world_sizes;
+  sizes.push_back(1);  // the baseline
+  if (scenario.resilience.failures && scenario.resilience.failures->restart_world_size) {
+    sizes.push_back(*scenario.resilience.failures->restart_world_size);
+  }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+void with_timer(const Scenario& scenario, const std::function<void(models::CollectiveTimer*)>& body,
+                std::optional<models::SimgridStats>* stats) {
+  if (scenario.engine != "simgrid") return body(nullptr);
+  const std::vector<int> sizes = world_sizes_needed(scenario);
+  const models::DdpJob& job = scenario.job;
+  const models::ClusterSpec cluster = job.cluster ? *job.cluster : models::single_switch(sizes.back(), job.network);
+  const models::SimgridStats s = models::run_with_simgrid(cluster, job.network.launch_overhead, job.algorithm, sizes,
+                                                          scenario.simgrid, [&](models::CollectiveTimer& t) { body(&t); });
+  if (stats != nullptr) *stats = s;
+}
+
+SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace) {
+  SweepResult out;
+  std::optional<models::SimgridStats> stats;
+  with_timer(scenario, [&](models::CollectiveTimer* timer) { out = run_rows(scenario, trace, timer); }, &stats);
+  out.simgrid = stats;
   return out;
 }
 

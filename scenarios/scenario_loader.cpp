@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "models/presets.hpp"
+#include "models/simgrid_engine.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/digest.hpp"
@@ -763,6 +764,10 @@ void apply_calibration_text(Scenario& out, std::string_view text, const std::str
   const Section top(reader, root, "", Location{source, 1, 1}, {"collective", "model", "data", "straggler"});
   models::DdpJob& job = out.job;
   const Section coll = top.child("collective", {"latency_us", "bandwidth_GBps", "launch_overhead_us"});
+  if (job.cluster) {
+    coll.forbid("latency_us", "the scenario's cluster section gives every route's latency");
+    coll.forbid("bandwidth_GBps", "the scenario's cluster section gives every route's bandwidth");
+  }
   if (coll.has("latency_us")) job.network.latency = coll.micros("latency_us", std::nullopt);
   if (coll.has("bandwidth_GBps")) {
     job.network.bandwidth_GBps = coll.number("bandwidth_GBps", 0, true, 1e6, std::nullopt, "GB/s, 1 GB = 1e9 bytes");
@@ -785,6 +790,50 @@ void apply_calibration_text(Scenario& out, std::string_view text, const std::str
   out.calibration_sha256 = sim::to_hex(sim::sha256(text));
 }
 
+models::Fabric read_fabric(const Section& f, bool inter) {
+  models::Fabric out;
+  const std::string topology = inter ? f.choice("topology", {"star", "fat_tree"}, "star") : f.choice("topology", {"star", "ring"}, "star");
+  out.topology = topology == "ring"       ? models::Fabric::Topology::kRing
+                 : topology == "fat_tree" ? models::Fabric::Topology::kFatTree
+                                          : models::Fabric::Topology::kStar;
+  out.bandwidth_GBps = f.number("bandwidth_GBps", 0, true, 1e6, std::nullopt, "GB/s, 1 GB = 1e9 bytes");
+  out.latency = f.micros("latency_us", std::nullopt);
+  out.full_duplex = f.choice("duplex", {"full", "half"}, "full") == "full";
+  if (out.topology == models::Fabric::Topology::kFatTree) {
+    out.nodes_per_switch = static_cast<int>(f.integer("nodes_per_switch", 1, kMaxWorldSize, std::nullopt));
+    out.oversubscription = f.number("oversubscription", 1, false, 1e6, 1.0, "downlink:uplink capacity ratio, 1 = full bisection");
+  } else {
+    f.forbid("nodes_per_switch", "only a fat_tree has leaf switches");
+    f.forbid("oversubscription", "only a fat_tree has oversubscribed uplinks");
+  }
+  return out;
+}
+
+// The cluster section (models/cluster.hpp): nodes of GPUs, their fabrics.
+models::ClusterSpec read_cluster(const Section& top) {
+  const Section c = top.child("cluster", {"nodes", "gpus_per_node", "nics_per_node", "intra", "inter"});
+  models::ClusterSpec out;
+  out.nodes = static_cast<int>(c.integer("nodes", 1, kMaxWorldSize, std::nullopt));
+  out.gpus_per_node = static_cast<int>(c.integer("gpus_per_node", 1, 1 << 16, std::nullopt));
+  if (static_cast<std::int64_t>(out.nodes) * out.gpus_per_node > kMaxWorldSize) {
+    c.fail_value("nodes", fmt::format("at most {} GPUs in all (nodes x gpus_per_node)", kMaxWorldSize));
+  }
+  const std::vector<std::string_view> fabric_keys = {"topology", "bandwidth_GBps", "latency_us", "duplex",
+                                                     "nodes_per_switch", "oversubscription"};
+  if (!c.has("intra")) c.missing("intra", "the intra-node fabric: topology, bandwidth_GBps, latency_us");
+  out.intra = read_fabric(c.child("intra", fabric_keys), false);
+  if (out.nodes > 1) {
+    if (!c.has("inter")) c.missing("inter", "the inter-node network: topology, bandwidth_GBps, latency_us");
+    out.nics_per_node = static_cast<int>(c.integer("nics_per_node", 1, out.gpus_per_node, 1));
+    out.inter = read_fabric(c.child("inter", fabric_keys), true);
+  } else {
+    c.forbid("inter", "one node has no inter-node network");
+    c.forbid("nics_per_node", "one node has no inter-node network");
+    out.inter = out.intra;
+  }
+  return out;
+}
+
 Scenario parse_scenario(std::string_view text, const std::string& source) {
   check_text(text, source);
   const YAML::Node root = parse_yaml(text, source);
@@ -792,13 +841,19 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   const Section top(reader, root, "", Location{source, 1, 1},
                     {"name", "description", "seed", "engine", "world_size", "training", "model", "device", "ddp",
                      "data", "collective", "watchdog", "debug", "straggler", "faults", "failures", "checkpoint",
-                     "calibration", "validation"});
+                     "calibration", "validation", "cluster", "simgrid"});
   Scenario out;
   out.source = source;
   out.sha256 = sim::to_hex(sim::sha256(text));
   out.name = top.text("name", stem_of(source));
   top.text("description", "");
-  top.choice("engine", {"analytic"}, "analytic");
+  out.engine = top.choice("engine", {"analytic", "simgrid"}, "analytic");
+  const Section simgrid = top.child("simgrid", {"config"});
+  const std::vector<std::string>& settable = models::simgrid_settable();
+  const Section simgrid_config = simgrid.child("config", std::vector<std::string_view>(settable.begin(), settable.end()));
+  for (const std::string& key : settable) {
+    if (simgrid_config.has(key)) out.simgrid.config.emplace_back(key, simgrid_config.text(key, ""));
+  }
   out.seed = static_cast<std::uint64_t>(top.integer("seed", 0, INT64_MAX, 0));
   for (std::int64_t w : top.integer_or_list("world_size", 1, kMaxWorldSize)) out.world_sizes.push_back(static_cast<int>(w));
 
@@ -833,15 +888,33 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
 
   const Section coll =
       top.child("collective", {"backend", "algorithm", "latency_us", "bandwidth_GBps", "launch_overhead_us"});
-  if (!top.has("collective")) top.missing("collective", "a mapping with latency_us and bandwidth_GBps");
-  coll.choice("algorithm", {"ring"}, "ring");
+  if (!top.has("collective") && !top.has("cluster")) {
+    top.missing("collective", "a mapping with latency_us and bandwidth_GBps (or a cluster section)");
+  }
+  job.algorithm = coll.choice("algorithm", {"ring", "hierarchical"}, "ring") == "ring" ? models::Algorithm::kRing
+                                                                                        : models::Algorithm::kHierarchical;
   const bool gloo = coll.choice("backend", {"nccl", "gloo"}, "nccl") == "gloo";
   job.backend = gloo ? sim::Backend::kGloo : sim::Backend::kNccl;
   // PyTorch's defaults: 10 minutes for NCCL process groups, 30 for gloo.
   const Section watchdog = top.child("watchdog", {"timeout_s"});
   job.watchdog_timeout = Time::from_ms(1000 * watchdog.number("timeout_s", 0, false, 1e7, gloo ? 1800.0 : 600.0, "seconds; 0 disables"));
-  job.network.latency = coll.micros("latency_us", std::nullopt);
-  job.network.bandwidth_GBps = coll.number("bandwidth_GBps", 0, true, 1e6, std::nullopt, "GB/s, 1 GB = 1e9 bytes");
+  if (top.has("cluster")) {
+    job.cluster = read_cluster(top);
+    coll.forbid("latency_us", "the cluster section gives every route's latency");
+    coll.forbid("bandwidth_GBps", "the cluster section gives every route's bandwidth");
+    const int gpus = job.cluster->gpus();
+    for (int w : out.world_sizes) {
+      if (w > gpus) {
+        top.fail_value("world_size", fmt::format("at most {} ranks: the cluster has {} nodes x {} GPUs", gpus,
+                                                 job.cluster->nodes, job.cluster->gpus_per_node));
+      }
+    }
+    job.network.latency = job.cluster->intra.latency;
+    job.network.bandwidth_GBps = job.cluster->intra.bandwidth_GBps;
+  } else {
+    job.network.latency = coll.micros("latency_us", std::nullopt);
+    job.network.bandwidth_GBps = coll.number("bandwidth_GBps", 0, true, 1e6, std::nullopt, "GB/s, 1 GB = 1e9 bytes");
+  }
   job.network.launch_overhead = coll.micros("launch_overhead_us", 0.0);
 
   job.fingerprint = top.child("debug", {"fingerprint"}).boolean("fingerprint", false);
@@ -876,7 +949,10 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
     f.relaunch = Time::from_ms(1000 * fs.number("relaunch_s", 0, false, 1e7, std::nullopt, "seconds"));
     f.horizon_hours = fs.number("horizon_hours", 0, true, 1e7, 24.0, "hours");
     f.corrupt_latest = fs.boolean("corrupt_latest", false);
-    if (fs.has("restart_world_size")) f.restart_world_size = static_cast<int>(fs.integer("restart_world_size", 1, kMaxWorldSize, std::nullopt));
+    if (fs.has("restart_world_size")) {
+      f.restart_world_size = static_cast<int>(
+          fs.integer("restart_world_size", 1, job.cluster ? job.cluster->gpus() : kMaxWorldSize, std::nullopt));
+    }
     out.resilience.restart_budget_min = fs.number("restart_budget_min", 0, true, 1e7, 15.0, "minutes");
     out.resilience.failures = f;
   }
