@@ -294,11 +294,11 @@ bool simgrid_available() { return true; }
 SimgridStats run_with_simgrid(const ClusterSpec& cluster, sim::Time launch_overhead, Algorithm algorithm,
                               const std::vector<int>& world_sizes, const SimgridOptions& options,
                               const std::function<void(CollectiveTimer&)>& body) {
-  if (g_used.exchange(true)) throw std::logic_error("SimGrid runs once per process (simgrid/simgrid#185)");
   for (const auto& [key, value] : options.config) {
     const auto& ok = simgrid_settable();
     if (std::find(ok.begin(), ok.end(), key) == ok.end()) throw std::invalid_argument("not a SimGrid setting ddpsim passes on: " + key);
   }
+  if (g_used.exchange(true)) throw std::logic_error("SimGrid runs once per process (simgrid/simgrid#185)");
   int argc = 2;
   char name[] = "ddpsim";
   char log[] = "--log=root.thres:critical";

@@ -1,0 +1,158 @@
+// The SimGrid engine against the analytic formulas: equal where no link is
+// shared, slower by exactly the sharing where one is. SimGrid runs once per
+// process, so ctest runs each test case in a process of its own
+// (models/CMakeLists.txt: --test-case=...).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "models/cluster.hpp"
+#include "models/simgrid_engine.hpp"
+
+namespace models = ddpsim::models;
+using ddpsim::sim::Collective;
+using ddpsim::sim::CollectiveKind;
+using ddpsim::sim::Time;
+
+namespace {
+
+const Time kLaunch = Time::from_us(15);
+
+models::Fabric fabric(double gbps, double us, models::Fabric::Topology t = models::Fabric::Topology::kStar) {
+  models::Fabric f;
+  f.topology = t;
+  f.bandwidth_GBps = gbps;
+  f.latency = Time::from_us(us);
+  return f;
+}
+
+models::ClusterSpec cluster(int nodes, int gpus, models::Fabric intra, int nics, models::Fabric inter) {
+  models::ClusterSpec c;
+  c.nodes = nodes;
+  c.gpus_per_node = gpus;
+  c.intra = intra;
+  c.nics_per_node = nics;
+  c.inter = inter;
+  return c;
+}
+
+// SimGrid's clock is a double in seconds and chunks are whole bytes: allow a few nanoseconds.
+void check_close(Time simgrid, Time expected) {
+  INFO("simgrid " << simgrid.count_ns() << " ns, expected " << expected.count_ns() << " ns");
+  CHECK(std::llabs(simgrid.count_ns() - expected.count_ns()) <= 4);
+}
+
+void run(const models::ClusterSpec& c, models::Algorithm a, std::vector<int> sizes,
+         const std::function<void(models::CollectiveTimer&, models::AnalyticTimer&)>& body) {
+  models::AnalyticTimer analytic(c, kLaunch, a);
+  models::run_with_simgrid(c, kLaunch, a, sizes, {}, [&](models::CollectiveTimer& t) { body(t, analytic); });
+}
+
+}  // namespace
+
+TEST_CASE("star node: ring collectives take exactly the formulas' time") {
+  const auto c = cluster(1, 8, fabric(25, 10), 1, fabric(25, 10));
+  run(c, models::Algorithm::kRing, {1, 2, 4, 8}, [](models::CollectiveTimer& sg, models::AnalyticTimer& an) {
+    for (int w : {1, 2, 4, 8}) {
+      for (std::int64_t bytes : {std::int64_t{8}, std::int64_t{1} << 20, std::int64_t{100} << 20}) {
+        for (CollectiveKind k : {CollectiveKind::kAllReduce, CollectiveKind::kAllGather, CollectiveKind::kBarrier}) {
+          const Collective col{k, bytes};
+          CAPTURE(w);
+          CAPTURE(bytes);
+          check_close(sg.time(col, w, {}), an.time(col, w, {}));
+        }
+        // Broadcast: the analytic formula is the pipelined limit, (W-1) latency + bytes / bandwidth;
+        // SimGrid pays each of its K chunks' latency, so it is slower, but by less than (K-1) latencies + the chain.
+        const Collective b{CollectiveKind::kBroadcast, bytes};
+        CHECK(sg.time(b, w, {}) >= an.time(b, w, {}));
+        CHECK(sg.time(b, w, {}).us() <= an.time(b, w, {}).us() * 2 + 64 * 10);
+      }
+    }
+    // A slow link (rank 3's, 4x) slows every step of the ring through it: the formula at a quarter of the bandwidth.
+    const Collective ar{CollectiveKind::kAllReduce, 64 << 20};
+    check_close(sg.time(ar, 8, {{3, 4.0}}), an.time(ar, 8, {{3, 4.0}}));
+    CHECK(sg.time(ar, 8, {{3, 4.0}}) > sg.time(ar, 8, {}));
+    // Restored afterwards: memoised or not, the plain collective costs what it did.
+    check_close(sg.time({CollectiveKind::kAllReduce, 32 << 20}, 8, {}), an.time({CollectiveKind::kAllReduce, 32 << 20}, 8, {}));
+  });
+}
+
+TEST_CASE("ring of links: a wrap-around that is two links away costs two latencies") {
+  const auto c = cluster(1, 4, fabric(50, 2, models::Fabric::Topology::kRing), 1, fabric(50, 2));
+  run(c, models::Algorithm::kRing, {2, 3, 4}, [](models::CollectiveTimer& sg, models::AnalyticTimer& an) {
+    const Collective ar{CollectiveKind::kAllReduce, 8 << 20};
+    for (int w : {2, 3, 4}) check_close(sg.time(ar, w, {}), an.time(ar, w, {}));
+    // W = 3 on a 4-GPU ring: 2 -> 0 crosses two links, 4 us.
+    const models::NetworkParams two_links{Time::from_us(4), 50, kLaunch};
+    check_close(an.time(ar, 3, {}), models::ring_all_reduce_time(two_links, 8 << 20, 3));
+  });
+}
+
+TEST_CASE("two nodes, one NIC each: the flat ring agrees, the hierarchical all-reduce shares the NIC 8 ways") {
+  const auto c = cluster(2, 8, fabric(150, 3.4), 1, fabric(25, 5));
+  run(c, models::Algorithm::kHierarchical, {8, 16}, [](models::CollectiveTimer& sg, models::AnalyticTimer& an) {
+    const std::int64_t n = 100 << 20;
+    const Collective ar{CollectiveKind::kAllReduce, n};
+    // One node: the hierarchical algorithm is the ring; no NIC.
+    check_close(sg.time(ar, 8, {}), an.time(ar, 8, {}));
+    // Two nodes: 8 inter-node rings at once through one NIC: each transfer gets 25 / 8 GB/s.
+    const models::Hop intra{Time::from_us(3.4), 150}, inter{Time::from_us(5), 25}, shared{Time::from_us(5), 25.0 / 8};
+    check_close(an.time(ar, 16, {}), models::hierarchical_all_reduce_time(intra, inter, kLaunch, n, 8, 2));
+    check_close(sg.time(ar, 16, {}), models::hierarchical_all_reduce_time(intra, shared, kLaunch, n, 8, 2));
+    // The flat ring (all-gather uses it) crosses the NIC once each way per step: no sharing, the formulas hold.
+    const Collective ag{CollectiveKind::kAllGather, n};
+    check_close(sg.time(ag, 16, {}), an.time(ag, 16, {}));
+  });
+}
+
+TEST_CASE("half-duplex NICs: the flat ring's two crossings share one NIC") {
+  models::Fabric nic = fabric(25, 5);
+  nic.full_duplex = false;
+  const auto c = cluster(2, 8, fabric(150, 3.4), 1, nic);
+  run(c, models::Algorithm::kRing, {16}, [](models::CollectiveTimer& sg, models::AnalyticTimer& an) {
+    const std::int64_t n = 100 << 20;
+    const Collective ar{CollectiveKind::kAllReduce, n};
+    // Node 0's NIC carries 7 -> 8 out and 15 -> 0 in: half the bandwidth each.
+    check_close(an.time(ar, 16, {}), models::ring_all_reduce_time({Time::from_us(5), 25, kLaunch}, n, 16));
+    check_close(sg.time(ar, 16, {}), models::ring_all_reduce_time({Time::from_us(5), 12.5, kLaunch}, n, 16));
+  });
+}
+
+TEST_CASE("fat tree, 4:1 oversubscribed: the inter-node rings share each leaf's uplink") {
+  models::Fabric tree = fabric(25, 5, models::Fabric::Topology::kFatTree);
+  tree.nodes_per_switch = 2;
+  tree.oversubscription = 4;  // uplink: 2 nodes x 8 NICs x 25 / 4 = 100 GB/s
+  const auto c = cluster(8, 8, fabric(150, 3.4), 8, tree);
+  run(c, models::Algorithm::kHierarchical, {16, 64}, [](models::CollectiveTimer& sg, models::AnalyticTimer& an) {
+    const std::int64_t n = 100 << 20;
+    const Collective ar{CollectiveKind::kAllReduce, n};
+    const models::Hop intra{Time::from_us(3.4), 150}, inter{Time::from_us(5), 25};
+    // Under one leaf: a NIC per ring, nothing shared.
+    check_close(sg.time(ar, 16, {}), an.time(ar, 16, {}));
+    check_close(an.time(ar, 16, {}), models::hierarchical_all_reduce_time(intra, inter, kLaunch, n, 8, 2));
+    // Across leaves: 8 rings cross every uplink each way; 100 GB/s / 8 = 12.5 GB/s each.
+    check_close(an.time(ar, 64, {}), models::hierarchical_all_reduce_time(intra, inter, kLaunch, n, 8, 8));
+    check_close(sg.time(ar, 64, {}), models::hierarchical_all_reduce_time(intra, {Time::from_us(5), 12.5}, kLaunch, n, 8, 8));
+  });
+}
+
+TEST_CASE("only the SimGrid settings ddpsim passes on are accepted") {
+  models::SimgridOptions o;
+  o.config = {{"network/bogus", "1"}};
+  const auto c = cluster(1, 2, fabric(25, 10), 1, fabric(25, 10));
+  CHECK_THROWS_WITH(models::run_with_simgrid(c, kLaunch, models::Algorithm::kRing, {2}, o, [](models::CollectiveTimer&) {}),
+                    doctest::Contains("network/bogus"));
+}
+
+TEST_CASE("a calibrated TCP model (LV08) is slower than latency + bytes / bandwidth") {
+  models::SimgridOptions o;
+  o.config = {{"network/model", "LV08"}};
+  const auto c = cluster(1, 4, fabric(25, 10), 1, fabric(25, 10));
+  models::AnalyticTimer an(c, kLaunch, models::Algorithm::kRing);
+  models::run_with_simgrid(c, kLaunch, models::Algorithm::kRing, {4}, o, [&](models::CollectiveTimer& sg) {
+    // LV08: latency x 13.01, bandwidth x 0.97 (SimGrid's calibration for TCP).
+    const Collective ar{CollectiveKind::kAllReduce, 64 << 20};
+    CHECK(sg.time(ar, 4, {}) > an.time(ar, 4, {}));
+  });
+}
