@@ -904,10 +904,19 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
     coll.forbid("bandwidth_GBps", "the cluster section gives every route's bandwidth");
     const int gpus = job.cluster->gpus();
     for (int w : out.world_sizes) {
-      if (w > gpus) {
-        top.fail_value("world_size", fmt::format("at most {} ranks: the cluster has {} nodes x {} GPUs", gpus,
-                                                 job.cluster->nodes, job.cluster->gpus_per_node));
+      if (w <= gpus) continue;
+      // Point at the offending element of a list.
+      const YAML::Node& list = top.value("world_size");
+      YAML::Node bad = list;
+      for (std::size_t i = 0; list.IsSequence() && i < list.size(); ++i) {
+        const YAML::Node n = list[i];
+        if (n.as<std::int64_t>() == w) {
+          bad = n;
+          break;
+        }
       }
+      top.fail_node(bad, "world_size", fmt::format("expected at most {} ranks: the cluster has {} nodes x {} GPUs", gpus,
+                                                   job.cluster->nodes, job.cluster->gpus_per_node));
     }
     job.network.latency = job.cluster->intra.latency;
     job.network.bandwidth_GBps = job.cluster->intra.bandwidth_GBps;

@@ -77,6 +77,72 @@ TEST_CASE("straggler forms load") {
   CHECK(std::get<models::JitterStraggler>(uni.job.straggler).distribution == models::JitterDistribution::kUniform);
 }
 
+// kValid's network as a two-node cluster section instead of collective latency and bandwidth.
+const std::string kCluster = R"(name: t
+seed: 7
+world_size: [1, 2]
+training:
+  iterations: 4
+model:
+  forward_ms: 1
+  backward_ms: 2
+  gradient_bytes: 1000
+cluster:
+  nodes: 2
+  gpus_per_node: 4
+  intra: {topology: star, bandwidth_GBps: 100, latency_us: 2}
+  nics_per_node: 2
+  inter: {topology: fat_tree, bandwidth_GBps: 25, latency_us: 5, nodes_per_switch: 1, oversubscription: 2}
+collective:
+  algorithm: hierarchical
+)";
+
+TEST_CASE("cluster, engine and simgrid sections load") {
+  const auto s = parse_scenario(kCluster + "engine: simgrid\nsimgrid:\n  config:\n    network/model: LV08\n", "s.yaml");
+  REQUIRE(s.job.cluster);
+  const models::ClusterSpec& c = *s.job.cluster;
+  CHECK(c.nodes == 2);
+  CHECK(c.gpus_per_node == 4);
+  CHECK(c.nics_per_node == 2);
+  CHECK(c.intra.topology == models::Fabric::Topology::kStar);
+  CHECK(c.intra.latency == sim::Time::from_us(2));
+  CHECK(c.inter.topology == models::Fabric::Topology::kFatTree);
+  CHECK(c.inter.bandwidth_GBps == 25);
+  CHECK(c.inter.nodes_per_switch == 1);
+  CHECK(c.inter.oversubscription == 2);
+  CHECK(c.inter.full_duplex);
+  CHECK(s.job.algorithm == models::Algorithm::kHierarchical);
+  CHECK(s.engine == "simgrid");
+  REQUIRE(s.simgrid.config.size() == 1);
+  CHECK(s.simgrid.config[0] == std::pair<std::string, std::string>{"network/model", "LV08"});
+  CHECK(parse_scenario(kValid, "s.yaml").engine == "analytic");
+  CHECK_FALSE(parse_scenario(kValid, "s.yaml").job.cluster);
+}
+
+TEST_CASE("cluster sections that cannot describe a machine are refused") {
+  CHECK(error_of(replace(kCluster, "[1, 2]", "[1, 16]")).find("s.yaml:3:17: key 'world_size': value '16': expected at most 8 ranks: "
+                                                              "the cluster has 2 nodes x 4 GPUs") != std::string::npos);
+  CHECK(error_of(replace(kCluster, "algorithm: hierarchical", "latency_us: 3"))
+            .find("key 'collective.latency_us': the cluster section gives every route's latency") != std::string::npos);
+  CHECK(error_of(replace(kCluster, " nodes_per_switch: 1,", "")).find("key 'cluster.inter.nodes_per_switch': missing") !=
+        std::string::npos);
+  CHECK(error_of(replace(kCluster, "oversubscription: 2", "oversubscription: 0.5"))
+            .find("key 'cluster.inter.oversubscription': value '0.5'") != std::string::npos);
+  CHECK(error_of(replace(kCluster, "topology: star,", "topology: torus,"))
+            .find("key 'cluster.intra.topology': value 'torus': expected one of: star, ring") != std::string::npos);
+  CHECK(error_of(replace(kCluster, "topology: star,", "topology: star, nodes_per_switch: 2,"))
+            .find("key 'cluster.intra.nodes_per_switch'") != std::string::npos);
+  CHECK(error_of(replace(kCluster, "nics_per_node: 2", "nics_per_node: 5"))
+            .find("key 'cluster.nics_per_node': value '5': expected an integer from 1 to 4") != std::string::npos);
+  CHECK(error_of(replace(kCluster, "  inter: {topology: fat_tree, bandwidth_GBps: 25, latency_us: 5, nodes_per_switch: 1, "
+                                   "oversubscription: 2}\n", ""))
+            .find("key 'cluster.inter': missing") != std::string::npos);
+  CHECK(error_of(replace(kCluster, "latency_us: 2}", "latency_us: 2, duplex: simplex}"))
+            .find("key 'cluster.intra.duplex': value 'simplex': expected one of: full, half") != std::string::npos);
+  CHECK(error_of(kCluster + "simgrid:\n  config:\n    network/modle: LV08\n")
+            .find("key 'simgrid.config.network/modle': unknown key (did you mean 'network/model'?)") != std::string::npos);
+}
+
 TEST_CASE("invalid input is a located InputError, never a crash or a silent default") {
   SUBCASE("unknown top-level key, with a suggestion") {
     const auto e = error_of(kValid + "trainig:\n  iterations: 3\n");
@@ -159,7 +225,8 @@ TEST_CASE("invalid input is a located InputError, never a crash or a silent defa
               .find("key 'training.warmup_iterations': value '4': expected an integer from 0 to 3") != std::string::npos);
   }
   SUBCASE("unsupported engine") {
-    CHECK(error_of(kValid + "engine: simgrid\n").find("expected one of: analytic") != std::string::npos);
+    CHECK(error_of(kValid + "engine: ns3\n").find("key 'engine': value 'ns3': expected one of: analytic, simgrid") !=
+          std::string::npos);
   }
   SUBCASE("straggler key of another form") {
     CHECK(error_of(kValid + "straggler:\n  model: log2\n  penalty_ms: 1\n  mean_ms: 2\n")

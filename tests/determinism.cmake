@@ -1,10 +1,10 @@
 # Same scenario and seed, twice: the JSON result and the trace must be
-# byte-identical. Inputs: DDPSIM, SCENARIO, STEM, WORK.
+# byte-identical. Inputs: DDPSIM, SCENARIO, STEM, WORK, EXTRA (more arguments, optional).
 set(stem "${STEM}")
 file(MAKE_DIRECTORY "${WORK}")
 foreach(i 1 2)
   execute_process(
-    COMMAND "${DDPSIM}" run "${SCENARIO}" --json "${WORK}/${stem}.${i}.json" --trace "${WORK}/${stem}.${i}.trace.json"
+    COMMAND "${DDPSIM}" run "${SCENARIO}" ${EXTRA} --json "${WORK}/${stem}.${i}.json" --trace "${WORK}/${stem}.${i}.trace.json"
     OUTPUT_FILE "${WORK}/${stem}.${i}.txt" RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "run ${i} exited ${rc}")

@@ -1,0 +1,78 @@
+# One scenario on both engines (ddpsim run --engine analytic | simgrid).
+# Where no link is shared the engines must agree: every row's step time
+# within TOLERANCE (hundredths of a percent), the same outcome, the same failure report, blocked
+# list, errors and misalignments. Rows whose world size is in DIVERGE must
+# instead come out slower on SimGrid by at least MIN_DIVERGE (links
+# shared: docs/validation.md#where-the-engines-disagree). Percentages are in
+# hundredths (50 = 0.5 %): CMake's math is integer.
+# Inputs: DDPSIM, SCENARIO, STEM, WORK, TOLERANCE, DIVERGE (list), MIN_DIVERGE.
+cmake_minimum_required(VERSION 3.20)  # IN_LIST, string(JSON)
+file(MAKE_DIRECTORY "${WORK}")
+foreach(engine analytic simgrid)
+  execute_process(COMMAND "${DDPSIM}" run "${SCENARIO}" --engine ${engine} --json "${WORK}/${STEM}.${engine}.json"
+                  OUTPUT_VARIABLE out_${engine} ERROR_VARIABLE err_${engine} RESULT_VARIABLE rc_${engine})
+  if(NOT rc_${engine} EQUAL 0)
+    message(FATAL_ERROR "${engine} engine exited ${rc_${engine}}: ${err_${engine}}")
+  endif()
+  file(READ "${WORK}/${STEM}.${engine}.json" json_${engine})
+endforeach()
+string(JSON runs LENGTH "${json_analytic}" runs)
+string(JSON runs_sg LENGTH "${json_simgrid}" runs)
+if(NOT runs EQUAL runs_sg)
+  message(FATAL_ERROR "analytic has ${runs} runs, simgrid ${runs_sg}")
+endif()
+string(JSON engine GET "${json_simgrid}" engine)
+if(NOT engine STREQUAL "simgrid")
+  message(FATAL_ERROR "the SimGrid run's JSON says engine ${engine}")
+endif()
+math(EXPR last "${runs} - 1")
+foreach(i RANGE ${last})
+  string(JSON w GET "${json_analytic}" runs ${i} world_size)
+  foreach(key outcome failure blocked errors misalignments)
+    string(JSON a ERROR_VARIABLE e1 GET "${json_analytic}" runs ${i} ${key})
+    string(JSON s ERROR_VARIABLE e2 GET "${json_simgrid}" runs ${i} ${key})
+    # When something happened is the step times' business (compared below):
+    # a crash at a fixed minute finds both engines in the same place, at
+    # slightly different times.
+    string(REGEX REPLACE "\"([a-z_]*_ms)\" : [-0-9.e+]+" "\"\\1\" : <time>" a "${a}")
+    string(REGEX REPLACE "\"([a-z_]*_ms)\" : [-0-9.e+]+" "\"\\1\" : <time>" s "${s}")
+    if(NOT w IN_LIST DIVERGE AND NOT "${a}" STREQUAL "${s}")
+      message(FATAL_ERROR "W=${w}: '${key}' differs between the engines:\nanalytic: ${a}\nsimgrid:  ${s}")
+    endif()
+  endforeach()
+  string(JSON a GET "${json_analytic}" runs ${i} step_ms)
+  string(JSON s GET "${json_simgrid}" runs ${i} step_ms)
+  if(a STREQUAL "null" OR s STREQUAL "null" OR a STREQUAL "" OR s STREQUAL "")
+    if(NOT "${a}" STREQUAL "${s}")
+      message(FATAL_ERROR "W=${w}: step_ms ${a} (analytic) vs ${s} (simgrid)")
+    endif()
+    continue()
+  endif()
+  # CMake has no floating point: compare in fixed point (1e-6 ms).
+  string(REGEX REPLACE "^([0-9]+)\\.?([0-9]*)$" "\\1;\\2" pa "${a}")
+  string(REGEX REPLACE "^([0-9]+)\\.?([0-9]*)$" "\\1;\\2" ps "${s}")
+  foreach(v pa ps)
+    list(GET ${v} 0 int)
+    list(LENGTH ${v} n)
+    set(frac "")
+    if(n GREATER 1)
+      list(GET ${v} 1 frac)
+    endif()
+    string(SUBSTRING "${frac}000000" 0 6 frac)
+    string(REGEX REPLACE "^0+([0-9])" "\\1" frac "${frac}")
+    math(EXPR ${v}_micro "${int} * 1000000 + ${frac}")
+  endforeach()
+  # Percentages in hundredths of a percent, integer arithmetic.
+  math(EXPR diff_bp "(${ps_micro} - ${pa_micro}) * 10000 / ${pa_micro}")
+  if(w IN_LIST DIVERGE)
+    if(diff_bp LESS MIN_DIVERGE)
+      message(FATAL_ERROR "W=${w}: SimGrid ${s} ms is not ${MIN_DIVERGE} hundredths of a percent slower than analytic ${a} ms")
+    endif()
+    message(STATUS "W=${w}: analytic ${a} ms, simgrid ${s} ms: slower by ${diff_bp} hundredths of a percent (shared links)")
+  else()
+    if(diff_bp GREATER TOLERANCE OR diff_bp LESS -${TOLERANCE})
+      message(FATAL_ERROR "W=${w}: analytic ${a} ms vs simgrid ${s} ms: ${diff_bp} hundredths of a percent apart, over ${TOLERANCE}")
+    endif()
+    message(STATUS "W=${w}: analytic ${a} ms, simgrid ${s} ms: ${diff_bp} hundredths of a percent apart (at most ${TOLERANCE})")
+  endif()
+endforeach()
