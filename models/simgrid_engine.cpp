@@ -177,8 +177,9 @@ std::vector<Pair> ring_pairs(int first, int count, int stride) {
 
 class SimgridTimer final : public CollectiveTimer {
  public:
-  SimgridTimer(Platform& platform, const ClusterSpec& cluster, sim::Time launch, Algorithm algorithm, SimgridStats& stats)
-      : platform_(platform), cluster_(cluster), launch_(launch), algorithm_(algorithm), stats_(stats) {}
+  SimgridTimer(Platform& platform, const ClusterSpec& cluster, sim::Time launch, Algorithm algorithm, bool memoize,
+               SimgridStats& stats)
+      : platform_(platform), cluster_(cluster), launch_(launch), algorithm_(algorithm), memoize_(memoize), stats_(stats) {}
   std::string_view engine() const override { return "simgrid"; }
 
   sim::Time time(const sim::Collective& c, int w, const std::vector<SlowLink>& given_slow) override {
@@ -188,7 +189,7 @@ class SimgridTimer final : public CollectiveTimer {
       if (s.rank < w && s.factor > 1 && w > 1) slow.emplace_back(s.rank, s.factor);
     }
     const auto key = std::make_tuple(static_cast<int>(c.kind), c.bytes, w, slow);
-    if (const auto it = memo_.find(key); it != memo_.end()) return it->second;
+    if (const auto it = memo_.find(key); memoize_ && it != memo_.end()) return it->second;
     std::vector<std::pair<sg4::Link*, double>> restore;
     for (const auto& [rank, factor] : slow) {
       for (sg4::Link* l : platform_.links_of_rank(rank)) {
@@ -202,7 +203,7 @@ class SimgridTimer final : public CollectiveTimer {
     for (auto it = restore.rbegin(); it != restore.rend(); ++it) it->first->set_bandwidth(it->second);
     ++stats_.collectives;
     const sim::Time t = launch_ + sim::Time::ns(std::llround(elapsed_ns));
-    memo_.emplace(key, t);
+    if (memoize_) memo_.emplace(key, t);
     return t;
   }
 
@@ -274,6 +275,7 @@ class SimgridTimer final : public CollectiveTimer {
   ClusterSpec cluster_;
   sim::Time launch_;
   Algorithm algorithm_;
+  bool memoize_;
   SimgridStats& stats_;
   std::map<std::tuple<int, std::int64_t, int, std::vector<std::pair<int, double>>>, sim::Time> memo_;
 };
@@ -335,7 +337,7 @@ SimgridStats run_with_simgrid(const ClusterSpec& cluster, sim::Time launch_overh
   stats.hosts = max_w;
   stats.links = platform.link_count();
   std::exception_ptr failure;
-  SimgridTimer timer(platform, cluster, launch_overhead, algorithm, stats);
+  SimgridTimer timer(platform, cluster, launch_overhead, algorithm, options.memoize, stats);
   sg4::Actor::create("ddpsim", platform.host(0), [&] {
     try {
       body(timer);

@@ -33,13 +33,16 @@ struct SimgridOptions {
   /// cross-traffic, TCP-gamma 0: an uncontended transfer costs exactly
   /// latency + bytes / bandwidth), e.g. {"network/model", "LV08"}.
   std::vector<std::pair<std::string, std::string>> config;
+  /// Simulate each distinct collective once and reuse its time (exact: a
+  /// collective always runs on an idle network). False re-simulates every one.
+  bool memoize = true;
 };
 
 /// The settings users may change (run_with_simgrid refuses others).
 const std::vector<std::string>& simgrid_settable();
 
 struct SimgridStats {
-  std::uint64_t collectives = 0;  ///< distinct collectives simulated
+  std::uint64_t collectives = 0;  ///< collectives simulated (distinct ones when memoised)
   std::uint64_t transfers = 0;    ///< point-to-point transfers simulated
   int hosts = 0;
   int links = 0;

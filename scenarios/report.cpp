@@ -331,8 +331,8 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
   if (job.cluster) fmt::print(out, "{}\n", cluster_line(*job.cluster, job.algorithm));
   if (result.simgrid) {
     const models::SimgridStats& s = *result.simgrid;
-    fmt::print(out, "SimGrid: {} hosts, {} links; {} distinct collectives simulated as {} transfers\n", s.hosts, s.links,
-               s.collectives, s.transfers);
+    fmt::print(out, "SimGrid: {} hosts, {} links; {} {}collectives simulated as {} transfers\n", s.hosts, s.links,
+               s.collectives, scenario.simgrid.memoize ? "distinct " : "", s.transfers);
   }
   fmt::print(out, "\n");
   if (result.bucket_sweep) fmt::print(out, "{:<11}", "bucket_mb");

@@ -848,7 +848,8 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   out.name = top.text("name", stem_of(source));
   top.text("description", "");
   out.engine = top.choice("engine", {"analytic", "simgrid"}, "analytic");
-  const Section simgrid = top.child("simgrid", {"config"});
+  const Section simgrid = top.child("simgrid", {"config", "memoize"});
+  out.simgrid.memoize = simgrid.boolean("memoize", true);
   const std::vector<std::string>& settable = models::simgrid_settable();
   const Section simgrid_config = simgrid.child("config", std::vector<std::string_view>(settable.begin(), settable.end()));
   for (const std::string& key : settable) {

@@ -1,0 +1,28 @@
+# The SimGrid engine's memoisation is exact: the scenario with
+# `simgrid: {memoize: false}` (every collective simulated again) gives the
+# same runs as with it. Inputs: DDPSIM, SCENARIO, STEM, WORK.
+cmake_minimum_required(VERSION 3.20)
+file(MAKE_DIRECTORY "${WORK}")
+file(READ "${SCENARIO}" text)
+file(WRITE "${WORK}/${STEM}.nomemo.yaml" "${text}\nsimgrid:\n  memoize: false\n")
+foreach(variant memo nomemo)
+  set(input "${SCENARIO}")
+  if(variant STREQUAL "nomemo")
+    set(input "${WORK}/${STEM}.nomemo.yaml")
+  endif()
+  execute_process(COMMAND "${DDPSIM}" run "${input}" --engine simgrid --json "${WORK}/${STEM}.${variant}.json"
+                  OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${variant} run exited ${rc}: ${err}")
+  endif()
+  file(READ "${WORK}/${STEM}.${variant}.json" json)
+  string(JSON runs_${variant} GET "${json}" runs)
+  string(JSON collectives_${variant} GET "${json}" simgrid collectives_simulated)
+endforeach()
+if(NOT runs_memo STREQUAL runs_nomemo)
+  message(FATAL_ERROR "memoised and re-simulated runs differ")
+endif()
+if(NOT collectives_nomemo GREATER collectives_memo)
+  message(FATAL_ERROR "memoize: false simulated ${collectives_nomemo} collectives, not more than ${collectives_memo}")
+endif()
+message(STATUS "same runs; ${collectives_memo} distinct collectives simulated instead of ${collectives_nomemo}")
