@@ -27,6 +27,11 @@ echo "resnet50_64 (64 ranks, 100 iterations), median of $repeat runs:"
 echo "  analytic engine  ${a} ms"
 echo "  simgrid engine   ${s} ms"
 echo "  ratio            $(awk -v a="$a" -v s="$s" 'BEGIN { printf "%.1f", s / (a > 0 ? a : 1) }')x"
+# Without memoisation SimGrid simulates every collective of every iteration (one run).
+{ cat bench/resnet50_64.yaml; printf 'simgrid:\n  memoize: false\n'; } > "$work/nomemo.yaml"
+n=$(seconds "$work/nomemo.yaml" --engine simgrid)
+echo "  simgrid engine, simgrid.memoize: false (every collective simulated, one run)  ${n} ms" \
+  "($(awk -v a="$a" -v n="$n" 'BEGIN { printf "%.0f", n / (a > 0 ? a : 1) }')x the analytic engine)"
 echo "SimGrid engine, same job on more nodes (one run each, limit ${limit} s):"
 printf '  %8s %10s  %s\n' ranks seconds "SimGrid: ..."
 for ((nodes = 16; ; nodes *= 2)); do

@@ -287,7 +287,7 @@ std::atomic<bool> g_used{false};
 const std::vector<std::string>& simgrid_settable() {
   static const std::vector<std::string> keys = {
       "network/model",          "network/TCP-gamma", "network/crosstraffic", "network/latency-factor",
-      "network/bandwidth-factor", "network/weight-S",  "precision/timing",     "precision/work-amount"};
+      "network/bandwidth-factor", "network/weight-S",  "surf/precision",       "maxmin/precision"};
   return keys;
 }
 

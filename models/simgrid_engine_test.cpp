@@ -145,6 +145,20 @@ TEST_CASE("only the SimGrid settings ddpsim passes on are accepted") {
                     doctest::Contains("network/bogus"));
 }
 
+TEST_CASE("every setting ddpsim passes on is one SimGrid knows; ddpsim's own values leave the formulas exact") {
+  models::SimgridOptions o;
+  o.config = {{"network/model", "CM02"},        {"network/TCP-gamma", "0"},    {"network/crosstraffic", "0"},
+              {"network/latency-factor", "1"},  {"network/bandwidth-factor", "1"}, {"network/weight-S", "0"},
+              {"surf/precision", "1e-09"},      {"maxmin/precision", "1e-05"}};
+  REQUIRE(o.config.size() == models::simgrid_settable().size());
+  const auto c = cluster(1, 4, fabric(25, 10), 1, fabric(25, 10));
+  models::AnalyticTimer an(c, kLaunch, models::Algorithm::kRing);
+  models::run_with_simgrid(c, kLaunch, models::Algorithm::kRing, {4}, o, [&](models::CollectiveTimer& sg) {
+    const Collective ar{CollectiveKind::kAllReduce, 64 << 20};
+    check_close(sg.time(ar, 4, {}), an.time(ar, 4, {}));
+  });
+}
+
 TEST_CASE("a calibrated TCP model (LV08) is slower than latency + bytes / bandwidth") {
   models::SimgridOptions o;
   o.config = {{"network/model", "LV08"}};

@@ -853,7 +853,21 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   const std::vector<std::string>& settable = models::simgrid_settable();
   const Section simgrid_config = simgrid.child("config", std::vector<std::string_view>(settable.begin(), settable.end()));
   for (const std::string& key : settable) {
-    if (simgrid_config.has(key)) out.simgrid.config.emplace_back(key, simgrid_config.text(key, ""));
+    if (!simgrid_config.has(key)) continue;
+    // Checked here: SimGrid aborts the process on a model it does not know.
+    std::string value;
+    if (key == "network/model") {
+      value = simgrid_config.choice(key, {"CM02", "LV08", "SMPI", "IB"}, std::nullopt);  // Constant has no links
+    } else if (key == "network/crosstraffic") {
+      value = simgrid_config.boolean(key, false) ? "1" : "0";
+    } else if (key == "surf/precision" || key == "maxmin/precision") {
+      value = fmt::format("{:.17g}", simgrid_config.number(key, 0, true, 1, std::nullopt, "a tolerance in (0, 1]"));
+    } else if (key == "network/bandwidth-factor") {
+      value = fmt::format("{:.17g}", simgrid_config.number(key, 0, true, 1e6, std::nullopt, "a factor"));
+    } else {
+      value = fmt::format("{:.17g}", simgrid_config.number(key, 0, false, 1e30, std::nullopt, "a number >= 0"));
+    }
+    out.simgrid.config.emplace_back(key, value);
   }
   out.seed = static_cast<std::uint64_t>(top.integer("seed", 0, INT64_MAX, 0));
   for (std::int64_t w : top.integer_or_list("world_size", 1, kMaxWorldSize)) out.world_sizes.push_back(static_cast<int>(w));

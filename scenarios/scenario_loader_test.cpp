@@ -98,7 +98,10 @@ collective:
 )";
 
 TEST_CASE("cluster, engine and simgrid sections load") {
-  const auto s = parse_scenario(kCluster + "engine: simgrid\nsimgrid:\n  config:\n    network/model: LV08\n", "s.yaml");
+  const auto s = parse_scenario(
+      kCluster + "engine: simgrid\nsimgrid:\n  config:\n    network/model: LV08\n    network/TCP-gamma: 4194304\n"
+                 "    network/crosstraffic: true\n",
+      "s.yaml");
   REQUIRE(s.job.cluster);
   const models::ClusterSpec& c = *s.job.cluster;
   CHECK(c.nodes == 2);
@@ -113,8 +116,9 @@ TEST_CASE("cluster, engine and simgrid sections load") {
   CHECK(c.inter.full_duplex);
   CHECK(s.job.algorithm == models::Algorithm::kHierarchical);
   CHECK(s.engine == "simgrid");
-  REQUIRE(s.simgrid.config.size() == 1);
-  CHECK(s.simgrid.config[0] == std::pair<std::string, std::string>{"network/model", "LV08"});
+  using Setting = std::pair<std::string, std::string>;
+  CHECK(s.simgrid.config ==
+        std::vector<Setting>{{"network/model", "LV08"}, {"network/TCP-gamma", "4194304"}, {"network/crosstraffic", "1"}});
   CHECK(parse_scenario(kValid, "s.yaml").engine == "analytic");
   CHECK_FALSE(parse_scenario(kValid, "s.yaml").job.cluster);
 }
@@ -139,6 +143,12 @@ TEST_CASE("cluster sections that cannot describe a machine are refused") {
             .find("key 'cluster.inter': missing") != std::string::npos);
   CHECK(error_of(replace(kCluster, "latency_us: 2}", "latency_us: 2, duplex: simplex}"))
             .find("key 'cluster.intra.duplex': value 'simplex': expected one of: full, half") != std::string::npos);
+  CHECK(error_of(kCluster + "simgrid:\n  config:\n    network/model: bogus\n")
+            .find("key 'simgrid.config.network/model': value 'bogus': expected one of: CM02, LV08") != std::string::npos);
+  CHECK(error_of(kCluster + "simgrid:\n  config:\n    network/TCP-gamma: abc\n")
+            .find("key 'simgrid.config.network/TCP-gamma': value 'abc'") != std::string::npos);
+  CHECK(error_of(kCluster + "simgrid:\n  config:\n    network/crosstraffic: maybe\n")
+            .find("key 'simgrid.config.network/crosstraffic': value 'maybe'") != std::string::npos);
   CHECK(error_of(kCluster + "simgrid:\n  config:\n    network/modle: LV08\n")
             .find("key 'simgrid.config.network/modle': unknown key (did you mean 'network/model'?)") != std::string::npos);
 }
