@@ -78,16 +78,7 @@ TEST_CASE("straggler forms load") {
 }
 
 // kValid's network as a two-node cluster section instead of collective latency and bandwidth.
-const std::string kCluster = R"(name: t
-seed: 7
-world_size: [1, 2]
-training:
-  iterations: 4
-model:
-  forward_ms: 1
-  backward_ms: 2
-  gradient_bytes: 1000
-cluster:
+const std::string kCluster = kValid.substr(0, kValid.find("collective:")) + R"(cluster:
   nodes: 2
   gpus_per_node: 4
   intra: {topology: star, bandwidth_GBps: 100, latency_us: 2}
