@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/sampler.hpp"
-#include "models/simgrid_engine.hpp"
+#include "netsim/simgrid_engine.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/report.hpp"
 #include "scenarios/runner.hpp"
@@ -48,7 +48,7 @@ struct RunOptions {
 int run(const RunOptions& opt) {
   auto scenario = ddpsim::scenarios::load_scenario(opt.scenario);
   if (!opt.engine.empty()) scenario.engine = opt.engine;
-  if (scenario.engine == "simgrid" && !ddpsim::models::simgrid_available()) {
+  if (scenario.engine == "simgrid" && !ddpsim::netsim::simgrid_available()) {
     throw InputError({opt.scenario, 0, 0}, "engine", "simgrid",
                      "an engine this build has (it was built without SimGrid: install libsimgrid-dev and rebuild)");
   }

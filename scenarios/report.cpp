@@ -330,7 +330,7 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
              job.backend == sim::Backend::kGloo ? " (gloo)" : "", scenario.seed, iterations, job.warmup_iterations);
   if (job.cluster) fmt::print(out, "{}\n", cluster_line(*job.cluster, job.algorithm));
   if (result.simgrid) {
-    const models::SimgridStats& s = *result.simgrid;
+    const netsim::SimgridStats& s = *result.simgrid;
     fmt::print(out, "SimGrid: {} hosts, {} links; {} {}collectives simulated as {} transfers\n", s.hosts, s.links,
                s.collectives, scenario.simgrid.memoize ? "distinct " : "", s.transfers);
   }

@@ -108,19 +108,19 @@ std::vector<int> world_sizes_needed(const Scenario& scenario) {
 }
 
 void with_timer(const Scenario& scenario, const std::function<void(models::CollectiveTimer*)>& body,
-                std::optional<models::SimgridStats>* stats) {
+                std::optional<netsim::SimgridStats>* stats) {
   if (scenario.engine != "simgrid") return body(nullptr);
   const std::vector<int> sizes = world_sizes_needed(scenario);
   const models::DdpJob& job = scenario.job;
   const models::ClusterSpec cluster = job.cluster ? *job.cluster : models::single_switch(sizes.back(), job.network);
-  const models::SimgridStats s = models::run_with_simgrid(cluster, job.network.launch_overhead, job.algorithm, sizes,
+  const netsim::SimgridStats s = netsim::run_with_simgrid(cluster, job.network.launch_overhead, job.algorithm, sizes,
                                                           scenario.simgrid, [&](models::CollectiveTimer& t) { body(&t); });
   if (stats != nullptr) *stats = s;
 }
 
 SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace) {
   SweepResult out;
-  std::optional<models::SimgridStats> stats;
+  std::optional<netsim::SimgridStats> stats;
   with_timer(scenario, [&](models::CollectiveTimer* timer) { out = run_rows(scenario, trace, timer); }, &stats);
   out.simgrid = stats;
   return out;

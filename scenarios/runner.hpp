@@ -45,7 +45,7 @@ struct SweepRow {
 
 struct SweepResult {
   std::string engine = "analytic";  ///< which engine timed the collectives
-  std::optional<models::SimgridStats> simgrid;  ///< what the SimGrid engine simulated
+  std::optional<netsim::SimgridStats> simgrid;  ///< what the SimGrid engine simulated
   std::vector<SweepRow> rows;      ///< for each bucket cap, each world size, in file order
   bool baseline_in_sweep = false;  ///< false: W=1 was simulated only as the baseline
   bool bucket_sweep = false;       ///< ddp.bucket_cap_mb is a list
@@ -56,11 +56,11 @@ struct SweepResult {
 SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace = nullptr);
 
 /// Runs `body` with the scenario's engine: a null timer for the analytic
-/// engine, or inside SimGrid (once per process, models/simgrid_engine.hpp)
+/// engine, or inside SimGrid (once per process, netsim/simgrid_engine.hpp)
 /// with its timer, whose statistics land in `stats`. Every simulate_ddp of
 /// the scenario must happen inside `body`, with DdpJob::timer set to it.
 void with_timer(const Scenario& scenario, const std::function<void(models::CollectiveTimer*)>& body,
-                std::optional<models::SimgridStats>* stats = nullptr);
+                std::optional<netsim::SimgridStats>* stats = nullptr);
 /// Every world size a scenario simulates: its sweep, 1 (the baseline), the elastic restart's.
 std::vector<int> world_sizes_needed(const Scenario& scenario);
 

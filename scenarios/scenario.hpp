@@ -10,7 +10,7 @@
 
 #include "models/ddp_job.hpp"
 #include "models/restart.hpp"
-#include "models/simgrid_engine.hpp"
+#include "netsim/simgrid_engine.hpp"
 
 namespace ddpsim::scenarios {
 
@@ -45,7 +45,7 @@ struct Scenario {
   std::string calibration_sha256;
   std::optional<double> max_error_pct;  ///< validation.max_error_pct: ddpsim validate's threshold
   std::string engine = "analytic";      ///< "analytic" or "simgrid" (`engine`, or ddpsim run --engine)
-  models::SimgridOptions simgrid;       ///< the simgrid section's settings
+  netsim::SimgridOptions simgrid;       ///< the simgrid section's settings
 };
 
 /// Reads and validates a scenario file. Throws InputError on any problem.

@@ -16,7 +16,7 @@
 #include <sstream>
 
 #include "models/presets.hpp"
-#include "models/simgrid_engine.hpp"
+#include "netsim/simgrid_engine.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/digest.hpp"
@@ -850,7 +850,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   out.engine = top.choice("engine", {"analytic", "simgrid"}, "analytic");
   const Section simgrid = top.child("simgrid", {"config", "memoize"});
   out.simgrid.memoize = simgrid.boolean("memoize", true);
-  const std::vector<std::string>& settable = models::simgrid_settable();
+  const std::vector<std::string>& settable = netsim::simgrid_settable();
   const Section simgrid_config = simgrid.child("config", std::vector<std::string_view>(settable.begin(), settable.end()));
   for (const std::string& key : settable) {
     if (!simgrid_config.has(key)) continue;

@@ -26,7 +26,11 @@
 
 #include "models/cluster.hpp"
 
-namespace ddpsim::models {
+namespace ddpsim::netsim {
+
+using models::Algorithm;
+using models::ClusterSpec;
+using models::CollectiveTimer;
 
 struct SimgridOptions {
   /// SimGrid configuration settings applied after ddpsim's own (CM02, no
@@ -58,4 +62,4 @@ SimgridStats run_with_simgrid(const ClusterSpec& cluster, sim::Time launch_overh
                               const std::vector<int>& world_sizes, const SimgridOptions& options,
                               const std::function<void(CollectiveTimer&)>& body);
 
-}  // namespace ddpsim::models
+}  // namespace ddpsim::netsim

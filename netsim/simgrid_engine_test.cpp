@@ -1,16 +1,17 @@
 // The SimGrid engine against the analytic formulas: equal where no link is
 // shared, slower by exactly the sharing where one is. SimGrid runs once per
 // process, so ctest runs each test case in a process of its own
-// (models/CMakeLists.txt: --test-case=...).
+// (netsim/CMakeLists.txt: --test-case=...).
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdint>
 
 #include "models/cluster.hpp"
-#include "models/simgrid_engine.hpp"
+#include "netsim/simgrid_engine.hpp"
 
 namespace models = ddpsim::models;
+namespace netsim = ddpsim::netsim;
 using ddpsim::sim::Collective;
 using ddpsim::sim::CollectiveKind;
 using ddpsim::sim::Time;
@@ -46,7 +47,7 @@ void check_close(Time simgrid, Time expected) {
 void run(const models::ClusterSpec& c, models::Algorithm a, std::vector<int> sizes,
          const std::function<void(models::CollectiveTimer&, models::AnalyticTimer&)>& body) {
   models::AnalyticTimer analytic(c, kLaunch, a);
-  models::run_with_simgrid(c, kLaunch, a, sizes, {}, [&](models::CollectiveTimer& t) { body(t, analytic); });
+  netsim::run_with_simgrid(c, kLaunch, a, sizes, {}, [&](models::CollectiveTimer& t) { body(t, analytic); });
 }
 
 }  // namespace
@@ -138,33 +139,33 @@ TEST_CASE("fat tree, 4:1 oversubscribed: the inter-node rings share each leaf's 
 }
 
 TEST_CASE("only the SimGrid settings ddpsim passes on are accepted") {
-  models::SimgridOptions o;
+  netsim::SimgridOptions o;
   o.config = {{"network/bogus", "1"}};
   const auto c = cluster(1, 2, fabric(25, 10), 1, fabric(25, 10));
-  CHECK_THROWS_WITH(models::run_with_simgrid(c, kLaunch, models::Algorithm::kRing, {2}, o, [](models::CollectiveTimer&) {}),
+  CHECK_THROWS_WITH(netsim::run_with_simgrid(c, kLaunch, models::Algorithm::kRing, {2}, o, [](models::CollectiveTimer&) {}),
                     doctest::Contains("network/bogus"));
 }
 
 TEST_CASE("every setting ddpsim passes on is one SimGrid knows; ddpsim's own values leave the formulas exact") {
-  models::SimgridOptions o;
+  netsim::SimgridOptions o;
   o.config = {{"network/model", "CM02"},        {"network/TCP-gamma", "0"},    {"network/crosstraffic", "0"},
               {"network/latency-factor", "1"},  {"network/bandwidth-factor", "1"}, {"network/weight-S", "0"},
               {"surf/precision", "1e-09"},      {"maxmin/precision", "1e-05"}};
-  REQUIRE(o.config.size() == models::simgrid_settable().size());
+  REQUIRE(o.config.size() == netsim::simgrid_settable().size());
   const auto c = cluster(1, 4, fabric(25, 10), 1, fabric(25, 10));
   models::AnalyticTimer an(c, kLaunch, models::Algorithm::kRing);
-  models::run_with_simgrid(c, kLaunch, models::Algorithm::kRing, {4}, o, [&](models::CollectiveTimer& sg) {
+  netsim::run_with_simgrid(c, kLaunch, models::Algorithm::kRing, {4}, o, [&](models::CollectiveTimer& sg) {
     const Collective ar{CollectiveKind::kAllReduce, 64 << 20};
     check_close(sg.time(ar, 4, {}), an.time(ar, 4, {}));
   });
 }
 
 TEST_CASE("a calibrated TCP model (LV08) is slower than latency + bytes / bandwidth") {
-  models::SimgridOptions o;
+  netsim::SimgridOptions o;
   o.config = {{"network/model", "LV08"}};
   const auto c = cluster(1, 4, fabric(25, 10), 1, fabric(25, 10));
   models::AnalyticTimer an(c, kLaunch, models::Algorithm::kRing);
-  models::run_with_simgrid(c, kLaunch, models::Algorithm::kRing, {4}, o, [&](models::CollectiveTimer& sg) {
+  netsim::run_with_simgrid(c, kLaunch, models::Algorithm::kRing, {4}, o, [&](models::CollectiveTimer& sg) {
     // LV08: latency x 13.01, bandwidth x 0.97 (SimGrid's calibration for TCP).
     const Collective ar{CollectiveKind::kAllReduce, 64 << 20};
     CHECK(sg.time(ar, 4, {}) > an.time(ar, 4, {}));

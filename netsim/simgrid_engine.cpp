@@ -1,4 +1,4 @@
-#include "models/simgrid_engine.hpp"
+#include "netsim/simgrid_engine.hpp"
 
 #include <simgrid/s4u.hpp>
 
@@ -11,8 +11,11 @@
 #include <stdexcept>
 #include <tuple>
 
-namespace ddpsim::models {
+namespace ddpsim::netsim {
 namespace sg4 = simgrid::s4u;
+using models::Fabric;
+using models::Hop;
+using models::SlowLink;
 
 namespace {
 
@@ -350,4 +353,4 @@ SimgridStats run_with_simgrid(const ClusterSpec& cluster, sim::Time launch_overh
   return stats;
 }
 
-}  // namespace ddpsim::models
+}  // namespace ddpsim::netsim

@@ -1,9 +1,9 @@
 // Built when CMake finds no SimGrid (libsimgrid-dev): the SimGrid engine says so.
 #include <stdexcept>
 
-#include "models/simgrid_engine.hpp"
+#include "netsim/simgrid_engine.hpp"
 
-namespace ddpsim::models {
+namespace ddpsim::netsim {
 
 const std::vector<std::string>& simgrid_settable() {
   static const std::vector<std::string> keys;
@@ -17,4 +17,4 @@ SimgridStats run_with_simgrid(const ClusterSpec&, sim::Time, Algorithm, const st
   throw std::runtime_error("this ddpsim was built without SimGrid: install libsimgrid-dev (scripts/setup.sh) and rebuild");
 }
 
-}  // namespace ddpsim::models
+}  // namespace ddpsim::netsim
