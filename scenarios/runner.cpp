@@ -1,7 +1,10 @@
 #include "scenarios/runner.hpp"
 
+#include "scenarios/input_error.hpp"
+
 #include <algorithm>
 #include <functional>
+#include <string>
 #include <fmt/format.h>
 
 namespace ddpsim::scenarios {
@@ -111,6 +114,12 @@ void with_timer(const Scenario& scenario, const std::function<void(models::Colle
                 std::optional<netsim::SimgridStats>* stats) {
   if (scenario.engine != "simgrid") return body(nullptr);
   const std::vector<int> sizes = world_sizes_needed(scenario);
+  if (sizes.back() > kMaxSimgridRanks) {
+    throw InputError({scenario.source, 0, 0}, "world_size", std::to_string(sizes.back()),
+                     fmt::format("expected at most {} ranks with the SimGrid engine (its routing table grows with W^2, and "
+                                 "1,024 ranks already take about 80 s: bench/engines.sh)",
+                                 kMaxSimgridRanks));
+  }
   const models::DdpJob& job = scenario.job;
   const models::ClusterSpec cluster = job.cluster ? *job.cluster : models::single_switch(sizes.back(), job.network);
   const netsim::SimgridStats s = netsim::run_with_simgrid(cluster, job.network.launch_overhead, job.algorithm, sizes,

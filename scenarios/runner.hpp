@@ -61,6 +61,8 @@ SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace
 /// the scenario must happen inside `body`, with DdpJob::timer set to it.
 void with_timer(const Scenario& scenario, const std::function<void(models::CollectiveTimer*)>& body,
                 std::optional<netsim::SimgridStats>* stats = nullptr);
+/// The SimGrid engine's limit: its full routing zone holds W^2 route slots.
+inline constexpr int kMaxSimgridRanks = 4096;
 /// Every world size a scenario simulates: its sweep, 1 (the baseline), the elastic restart's.
 std::vector<int> world_sizes_needed(const Scenario& scenario);
 

@@ -127,6 +127,15 @@ std::vector<ValidationRow> compare(const scenarios::Scenario& scenario, const st
     }
   }
   s.bucket_caps_mb.resize(1);
+  if (const auto& cluster = s.job.cluster) {
+    for (int w : s.world_sizes) {
+      if (w > cluster->gpus()) {
+        throw scenarios::InputError({scenario.source, 0, 0}, "cluster",
+                                    fmt::format("'{} x {} GPUs'", cluster->nodes, cluster->gpus_per_node),
+                                    fmt::format("expected room for every measured world size (a run has W = {})", w));
+      }
+    }
+  }
   const scenarios::SweepResult sweep = scenarios::run_scenario(s);
   const Measured* one = nullptr;
   for (const Measured& m : measured) {

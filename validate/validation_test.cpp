@@ -1,5 +1,8 @@
 #include "validate/validation.hpp"
 
+#include "scenarios/input_error.hpp"
+#include "scenarios/scenario.hpp"
+
 #include <doctest/doctest.h>
 
 namespace {
@@ -23,4 +26,26 @@ TEST_CASE("the scaling plot draws the series it is given, and only those") {
   CHECK(count(b, "<polyline") == 5);
   CHECK(count(b, "<circle") == 2);  // each measured mean, with its standard deviation
   CHECK(b.find("black: measured (mean, ±1 sd)") != std::string::npos);
+}
+
+TEST_CASE("measured world sizes beyond the scenario's cluster are an input error, not an internal one") {
+  const auto scenario = ddpsim::scenarios::parse_scenario(R"(name: t
+world_size: 1
+model: {forward_ms: 1, backward_ms: 2, gradient_bytes: 1000}
+cluster:
+  nodes: 1
+  gpus_per_node: 2
+  intra: {topology: star, bandwidth_GBps: 100, latency_us: 2}
+)",
+                                                          "c.yaml");
+  ddpsim::validate::Measured m;
+  m.world_size = 4;
+  m.step_ms = 10;
+  CHECK_THROWS_AS(ddpsim::validate::compare(scenario, {m}), ddpsim::scenarios::InputError);
+  try {
+    ddpsim::validate::compare(scenario, {m});
+  } catch (const ddpsim::scenarios::InputError& e) {
+    CHECK(std::string(e.what()).find("c.yaml: key 'cluster': value '1 x 2 GPUs': expected room for every measured world size (a run has W = 4)") !=
+          std::string::npos);
+  }
 }
