@@ -57,8 +57,7 @@ void price_failures(const Scenario& scenario, const models::DdpJob& job, SweepRo
   row.elastic = std::move(el);
 }
 
-}  // namespace
-
+// Every row of the sweep, collectives timed by `timer` (null: the analytic engine).
 SweepResult run_rows(const Scenario& scenario, sim::ChromeTraceWriter* trace, models::CollectiveTimer* timer) {
   SweepResult out;
   out.engine = timer != nullptr ? std::string(timer->engine()) : "analytic";
@@ -98,6 +97,8 @@ SweepResult run_rows(const Scenario& scenario, sim::ChromeTraceWriter* trace, mo
   }
   return out;
 }
+
+}  // namespace
 
 std::vector<int> world_sizes_needed(const Scenario& scenario) {
   std::vector<int> sizes = scenario.world_sizes;
