@@ -49,8 +49,8 @@ int run(const RunOptions& opt) {
   auto scenario = ddpsim::scenarios::load_scenario(opt.scenario);
   if (!opt.engine.empty()) scenario.engine = opt.engine;
   if (scenario.engine == "simgrid" && !ddpsim::netsim::simgrid_available()) {
-    throw InputError({opt.scenario, 0, 0}, "engine", "simgrid",
-                     "an engine this build has (it was built without SimGrid: install libsimgrid-dev and rebuild)");
+    throw InputError({opt.scenario, 0, 0}, "engine", "'simgrid'",
+                     "expected an engine this ddpsim can run (" + ddpsim::netsim::simgrid_unavailable_reason() + ")");
   }
   std::optional<std::ofstream> trace_file;
   std::unique_ptr<ddpsim::sim::ChromeTraceWriter> trace;

@@ -287,18 +287,10 @@ std::atomic<bool> g_used{false};
 
 }  // namespace
 
-const std::vector<std::string>& simgrid_settable() {
-  static const std::vector<std::string> keys = {
-      "network/model",          "network/TCP-gamma", "network/crosstraffic", "network/latency-factor",
-      "network/bandwidth-factor", "network/weight-S",  "surf/precision",       "maxmin/precision"};
-  return keys;
-}
+namespace {
 
-bool simgrid_available() { return true; }
-
-SimgridStats run_with_simgrid(const ClusterSpec& cluster, sim::Time launch_overhead, Algorithm algorithm,
-                              const std::vector<int>& world_sizes, const SimgridOptions& options,
-                              const std::function<void(CollectiveTimer&)>& body) {
+SimgridStats run(const ClusterSpec& cluster, sim::Time launch_overhead, Algorithm algorithm, const std::vector<int>& world_sizes,
+                 const SimgridOptions& options, const std::function<void(CollectiveTimer&)>& body) {
   for (const auto& [key, value] : options.config) {
     const auto& ok = simgrid_settable();
     if (std::find(ok.begin(), ok.end(), key) == ok.end()) throw std::invalid_argument("not a SimGrid setting ddpsim passes on: " + key);
@@ -353,4 +345,11 @@ SimgridStats run_with_simgrid(const ClusterSpec& cluster, sim::Time launch_overh
   return stats;
 }
 
+}  // namespace
+
 }  // namespace ddpsim::netsim
+
+// The module's entry point (netsim/loader.cpp finds it with dlsym).
+extern "C" ddpsim::netsim::SimgridStats ddpsim_netsim_run(const ddpsim::netsim::RunRequest& r) {
+  return ddpsim::netsim::run(*r.cluster, r.launch_overhead, r.algorithm, *r.world_sizes, *r.options, *r.body);
+}

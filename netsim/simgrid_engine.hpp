@@ -43,7 +43,12 @@ struct SimgridOptions {
 };
 
 /// The settings users may change (run_with_simgrid refuses others).
-const std::vector<std::string>& simgrid_settable();
+inline const std::vector<std::string>& simgrid_settable() {
+  static const std::vector<std::string> keys = {
+      "network/model",          "network/TCP-gamma", "network/crosstraffic", "network/latency-factor",
+      "network/bandwidth-factor", "network/weight-S",  "surf/precision",       "maxmin/precision"};
+  return keys;
+}
 
 struct SimgridStats {
   std::uint64_t collectives = 0;  ///< collectives simulated (distinct ones when memoised)
@@ -52,8 +57,11 @@ struct SimgridStats {
   int links = 0;
 };
 
-/// False when this build has no SimGrid (then run_with_simgrid throws).
+/// False when this build has no SimGrid or its module cannot be loaded
+/// (then run_with_simgrid throws, saying why).
 bool simgrid_available();
+/// Why simgrid_available() is false ("" when it is true).
+std::string simgrid_unavailable_reason();
 
 /// Builds the platform for ranks 0 .. max_world_size-1 of `cluster` (ring
 /// routes for every size in `world_sizes`) and runs `body` inside SimGrid
@@ -61,5 +69,19 @@ bool simgrid_available();
 SimgridStats run_with_simgrid(const ClusterSpec& cluster, sim::Time launch_overhead, Algorithm algorithm,
                               const std::vector<int>& world_sizes, const SimgridOptions& options,
                               const std::function<void(CollectiveTimer&)>& body);
+
+/// What crosses into the SimGrid module (libddpsim_simgrid.so, loaded on
+/// first use by run_with_simgrid so that a process that never asks for
+/// SimGrid never loads it: libsimgrid costs 50 ms at every start and also
+/// defines MPI_*). Its entry point is `ddpsim_netsim_run`.
+struct RunRequest {
+  const ClusterSpec* cluster;
+  sim::Time launch_overhead;
+  Algorithm algorithm;
+  const std::vector<int>* world_sizes;
+  const SimgridOptions* options;
+  const std::function<void(CollectiveTimer&)>* body;
+};
+using RunEntry = SimgridStats (*)(const RunRequest&);
 
 }  // namespace ddpsim::netsim

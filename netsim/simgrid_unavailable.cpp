@@ -5,16 +5,15 @@
 
 namespace ddpsim::netsim {
 
-const std::vector<std::string>& simgrid_settable() {
-  static const std::vector<std::string> keys;
-  return keys;
-}
-
 bool simgrid_available() { return false; }
+
+std::string simgrid_unavailable_reason() {
+  return "this ddpsim was built without SimGrid: install libsimgrid-dev (scripts/setup.sh) and rebuild with -DDDPSIM_SIMGRID=ON";
+}
 
 SimgridStats run_with_simgrid(const ClusterSpec&, sim::Time, Algorithm, const std::vector<int>&, const SimgridOptions&,
                               const std::function<void(CollectiveTimer&)>&) {
-  throw std::runtime_error("this ddpsim was built without SimGrid: install libsimgrid-dev (scripts/setup.sh) and rebuild");
+  throw std::runtime_error(simgrid_unavailable_reason());
 }
 
 }  // namespace ddpsim::netsim

@@ -1,6 +1,7 @@
 # Runs ddpsim with ARGS (a ;-list) and checks its exit code and output.
 # Inputs: DDPSIM, ARGS, RC (expected exit code), REGEX (matched against
-# stdout + stderr). Optional HOSTILE=<kind> first writes the hostile input
+# stdout + stderr). Optional ENV=NAME=value sets one environment variable.
+# Optional HOSTILE=<kind> first writes the hostile input
 # file INPUT: deep (20,000 nesting levels), longline (a 3 MB line), binary
 # (text with control bytes), bomb (an alias bomb).
 if(DEFINED HOSTILE)
@@ -26,7 +27,11 @@ if(DEFINED HOSTILE)
     file(WRITE "${INPUT}" "${text}  *a40]\n")
   endif()
 endif()
-execute_process(COMMAND "${DDPSIM}" ${ARGS} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc
+set(env_prefix "")
+if(DEFINED ENV)  # one NAME=value for the command's environment
+  set(env_prefix ${CMAKE_COMMAND} -E env "${ENV}")
+endif()
+execute_process(COMMAND ${env_prefix} "${DDPSIM}" ${ARGS} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc
                 TIMEOUT 20)
 if(NOT rc STREQUAL "${RC}")
   message(FATAL_ERROR "expected exit code ${RC}, got '${rc}'\nstdout: ${out}\nstderr: ${err}")
