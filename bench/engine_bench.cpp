@@ -39,25 +39,52 @@ void BM_DdpSimulation(benchmark::State& state) {
 BENCHMARK(BM_DdpSimulation)->Args({1024, 100})->Args({64, 100})->Args({4096, 100})->Unit(benchmark::kMillisecond);
 
 // ResNet-50 preset (5 buckets after the rebuild, BatchNorm buffer broadcast):
-// 13 operations per rank per iteration.
-void BM_ResNet50(benchmark::State& state) {
+// 13 operations per rank per iteration. A symmetric job: `fast_path` off
+// simulates every rank (the rank-event throughput), on simulates one.
+ddpsim::models::DdpJob resnet50_job(int iterations, bool fast_path) {
+  auto job = ddpsim::scenarios::parse_scenario(
+                 "world_size: 1\n"
+                 "model: {preset: resnet50, forward_ms: 32.7, backward_ms: 65.3, optimizer_ms: 2}\n"
+                 "collective: {latency_us: 10, bandwidth_GBps: 40, launch_overhead_us: 15}\n",
+                 "bench")
+                 .job;
+  job.iterations = iterations;
+  job.warmup_iterations = 2;
+  job.fast_path = fast_path;
+  return job;
+}
+
+void run_resnet50(benchmark::State& state, bool fast_path) {
   const int ranks = static_cast<int>(state.range(0));
-  const auto scenario = ddpsim::scenarios::parse_scenario(
-      "world_size: 1\ntraining: {iterations: 100}\n"
-      "model: {preset: resnet50, forward_ms: 32.7, backward_ms: 65.3, optimizer_ms: 2}\n"
-      "collective: {latency_us: 10, bandwidth_GBps: 40, launch_overhead_us: 15}\n",
-      "bench");
+  const int iterations = static_cast<int>(state.range(1));
+  const auto job = resnet50_job(iterations, fast_path);
   std::uint64_t rank_events = 0;
   for (auto _ : state) {
-    const auto r = ddpsim::models::simulate_ddp(scenario.job, ranks, 1);
+    const auto r = ddpsim::models::simulate_ddp(job, ranks, 1);
     benchmark::DoNotOptimize(r.step_ms);
     rank_events += r.rank_ops;
   }
   state.counters["rank_events"] = static_cast<double>(rank_events) / static_cast<double>(state.iterations());
   state.counters["rank_events_per_s"] = benchmark::Counter(static_cast<double>(rank_events), benchmark::Counter::kIsRate);
+  state.SetComplexityN(static_cast<std::int64_t>(ranks) * iterations);
 }
 
-BENCHMARK(BM_ResNet50)->Arg(1024)->Unit(benchmark::kMillisecond);
+void BM_ResNet50(benchmark::State& state) { run_resnet50(state, false); }
+void BM_ResNet50FastPath(benchmark::State& state) { run_resnet50(state, true); }
+
+// The targets: 1,024 ranks x 100 iterations; 100,000 ranks x 10.
+BENCHMARK(BM_ResNet50)->Args({1024, 100})->Args({100000, 10})->Unit(benchmark::kMillisecond);
+// Cost against ranks x iterations: four sizes, a fitted slope (BigO, ns per rank-iteration) and its RMS.
+BENCHMARK(BM_ResNet50)
+    ->Name("BM_ResNet50_scaling")
+    ->Args({1024, 10})
+    ->Args({4096, 10})
+    ->Args({16384, 10})
+    ->Args({65536, 10})
+    ->Complexity(benchmark::oN)
+    ->Unit(benchmark::kMillisecond);
+// Symmetric: one rank simulated for all, whatever W.
+BENCHMARK(BM_ResNet50FastPath)->Args({1024, 100})->Args({1000000, 100})->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

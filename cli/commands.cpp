@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -43,11 +44,14 @@ struct RunOptions {
   std::string scenario;
   std::string json, trace, csv, plot;
   std::string engine;  ///< overrides the scenario's `engine` when given
+  bool per_rank = false;  ///< no symmetric fast path
+  int threads = 0;        ///< 0: one per core
 };
 
 int run(const RunOptions& opt) {
   auto scenario = ddpsim::scenarios::load_scenario(opt.scenario);
   if (!opt.engine.empty()) scenario.engine = opt.engine;
+  if (opt.per_rank) scenario.job.fast_path = false;
   if (scenario.engine == "simgrid" && !ddpsim::netsim::simgrid_available()) {
     throw InputError({opt.scenario, 0, 0}, "engine", "'simgrid'",
                      "expected an engine this ddpsim can run (" + ddpsim::netsim::simgrid_unavailable_reason() + ")");
@@ -58,7 +62,8 @@ int run(const RunOptions& opt) {
     trace_file = open_output(opt.trace);
     trace = std::make_unique<ddpsim::sim::ChromeTraceWriter>(*trace_file, ddpsim::models::op_name);
   }
-  const auto result = ddpsim::scenarios::run_scenario(scenario, trace.get());
+  const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  const auto result = ddpsim::scenarios::run_scenario(scenario, trace.get(), threads);
   if (trace) {
     trace->finish();
     if (!trace_file->flush()) throw InputError({opt.trace, 0, 0}, "", "", "write failed");
@@ -350,6 +355,12 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--engine", run_opt.engine, "analytic (formulas) or simgrid (every transfer on a SimGrid platform); "
                                                   "overrides the scenario's engine key")
       ->check(CLI::IsMember({"analytic", "simgrid"}));
+  run_cmd->add_option("--threads", run_opt.threads, "Threads for the runs of a sweep (default: one per core); "
+                                                    "the output is the same at any count")
+      ->check(CLI::Range(1, 1024));
+  run_cmd->add_flag("--per-rank", run_opt.per_rank,
+                    "Simulate every rank even when all run the same program (the fast path simulates one; "
+                    "same output, docs/cost-models.md#symmetric-jobs)");
 
   std::string check_path;
   CLI::App* check_cmd = app.add_subcommand("check", "Validate a scenario without simulating it");

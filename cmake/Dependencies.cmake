@@ -1,4 +1,5 @@
 # Every dependency is a Debian 12 package (scripts/setup.sh installs them).
+find_package(Threads REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(fmt REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)

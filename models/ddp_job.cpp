@@ -515,7 +515,12 @@ class Accounting final : public sim::Observer {
 
 }  // namespace
 
-RunResult simulate_ddp(const DdpJob& job, int world_size, std::uint64_t seed, sim::Observer* trace) {
+namespace {
+
+// Simulates `simulated` ranks of a job whose collectives run over
+// `world_size` ranks: all of them, or (the symmetric fast path) rank 0
+// alone standing for every rank.
+RunResult simulate_ranks(const DdpJob& job, int simulated, int world_size, std::uint64_t seed, sim::Observer* trace) {
   if (job.iterations < 1 || job.epochs < 1) throw std::invalid_argument("at least one iteration is needed");
   if (job.warmup_iterations < 0 || job.warmup_iterations >= job.total_iterations()) {
     throw std::invalid_argument("warm-up must leave at least one measured iteration");
@@ -526,7 +531,7 @@ RunResult simulate_ddp(const DdpJob& job, int world_size, std::uint64_t seed, si
       job.model.backward.size() != job.model.parameters.size()) {
     throw std::invalid_argument("model: parameters, ready order and per-parameter times disagree in length");
   }
-  const Plan plan(job, world_size);
+  const Plan plan(job, simulated);
   // How long collectives take is the engine's business (models/cluster.hpp):
   // the analytic formulas unless the job carries another timer.
   std::unique_ptr<CollectiveTimer> own_timer;
@@ -538,32 +543,38 @@ RunResult simulate_ddp(const DdpJob& job, int world_size, std::uint64_t seed, si
   const std::vector<SlowLink> slow = slow_links(job);
   bool link_slowed = false;
   for (const SlowLink& s : slow) link_slowed = link_slowed || (s.rank < world_size && world_size > 1 && s.factor > 1);
-  sim::Engine engine(world_size, [timer, &slow](const sim::Collective& c, int n) { return timer->time(c, n, slow); },
-                     sim::EngineOptions{job.backend, job.watchdog_timeout, job.fingerprint ? kFingerprintBytes : 0});
-  Accounting accounting(world_size, job.warmup_iterations, job.ddp.gradient_accumulation);
+  // Every collective is over the world group; the fast path simulates one member of it.
+  sim::Engine engine(
+      simulated,
+      [timer, &slow, simulated, world_size](const sim::Collective& c, int n) {
+        return timer->time(c, n == simulated ? world_size : n, slow);
+      },
+      sim::EngineOptions{job.backend, job.watchdog_timeout, job.fingerprint ? kFingerprintBytes : 0});
+  Accounting accounting(simulated, job.warmup_iterations, job.ddp.gradient_accumulation);
   engine.add_observer(accounting);
   if (trace != nullptr) engine.add_observer(*trace);
 
   const int total = job.total_iterations();
-  Progress progress{std::vector<RankStatus>(static_cast<std::size_t>(world_size)),
+  Progress progress{std::vector<RankStatus>(static_cast<std::size_t>(simulated)),
                     std::vector<sim::Time>(static_cast<std::size_t>(total)), std::vector<int>(static_cast<std::size_t>(total), 0)};
   if (link_slowed) {
     for (const Fault& f : job.faults) {
       for (int r : f.ranks) {
-        if (f.type == FaultType::kSlowLink && r < world_size) progress.ranks[static_cast<std::size_t>(r)].faults.insert(FaultType::kSlowLink);
+        if (f.type == FaultType::kSlowLink && r < simulated) progress.ranks[static_cast<std::size_t>(r)].faults.insert(FaultType::kSlowLink);
       }
     }
   }
   std::vector<std::unique_ptr<RankProgram>> programs;
-  programs.reserve(static_cast<std::size_t>(world_size));
-  for (int r = 0; r < world_size; ++r) {
+  programs.reserve(static_cast<std::size_t>(simulated));
+  for (int r = 0; r < simulated; ++r) {
     programs.push_back(std::make_unique<RankProgram>(plan, r, world_size, seed, progress));
     programs.back()->construct(engine);
   }
   for (auto& p : programs) p->start(engine);
   const sim::RunSummary summary = engine.run();
 
-  RunResult out = accounting.result(world_size, total, progress);
+  RunResult out = accounting.result(simulated, total, progress);
+  out.world_size = world_size;
   out.outcome = !summary.crashes.empty() ? Outcome::kCrash : summary.hung() ? Outcome::kHang : Outcome::kCompleted;
   for (const sim::Crash& c : summary.crashes) out.errors.push_back(RankError{c.rank, c.at.ms(), c.message});
   out.blocked = summary.blocked;
@@ -595,6 +606,35 @@ RunResult simulate_ddp(const DdpJob& job, int world_size, std::uint64_t seed, si
   out.rank_ops = summary.rank_ops;
   out.end = summary.end;
   return out;
+}
+
+}  // namespace
+
+bool symmetric(const DdpJob& job) {
+  // The debug fingerprint's all-gather is sized by the ranks simulated: not for the fast path.
+  return job.faults.empty() && std::holds_alternative<NoStraggler>(job.straggler) && !job.fingerprint;
+}
+
+RunResult simulate_ddp(const DdpJob& job, int world_size, std::uint64_t seed, sim::Observer* trace) {
+  if (world_size > 1 && trace == nullptr && job.fast_path && symmetric(job)) {
+    // Every rank runs the same program with the same times, so every
+    // collective finds all ranks arriving together: rank 0 alone, its
+    // collectives priced over W, is every rank. Anything that did not
+    // complete (a crash every rank has) is simulated rank by rank instead.
+    RunResult one = simulate_ranks(job, 1, world_size, seed, nullptr);
+    if (one.outcome == Outcome::kCompleted && one.errors.empty() && one.misalignments.empty()) {
+      const auto w = static_cast<std::size_t>(world_size);
+      const RankStats stats = one.ranks.front();
+      one.ranks.assign(w, stats);
+      for (std::size_t r = 0; r < w; ++r) one.ranks[r].rank = static_cast<int>(r);
+      one.iterations_run.assign(w, one.iterations_run.front());
+      one.shadow_collectives.assign(w, one.shadow_collectives.front());
+      one.rank_ops *= static_cast<std::uint64_t>(world_size);
+      one.fast_path = true;
+      return one;
+    }
+  }
+  return simulate_ranks(job, world_size, world_size, seed, trace);
 }
 
 std::unique_ptr<CollectiveTimer> analytic_timer(const DdpJob& job, int world_size) {

@@ -42,6 +42,7 @@ struct DdpJob {
   sim::Backend backend = sim::Backend::kNccl;
   sim::Time watchdog_timeout = sim::Time::from_ms(600'000);  ///< zero: no watchdog
   bool fingerprint = false;   ///< TORCH_DISTRIBUTED_DEBUG=DETAIL: fail at the first divergent collective
+  bool fast_path = true;      ///< symmetric jobs: simulate one rank for all (simulate_ddp); false: always rank by rank
   int total_iterations() const { return iterations * epochs; }
 };
 
@@ -106,8 +107,9 @@ struct RunResult {
   std::vector<MisalignedPair> misalignments;  ///< silently mismatched pairs
   std::vector<int> iterations_run;      ///< per rank: loop iterations started
   std::vector<int> shadow_collectives;  ///< per rank: collectives Join issued for it after it ran out of data
-  std::uint64_t events = 0;
-  std::uint64_t rank_ops = 0;
+  std::uint64_t events = 0;     ///< events the engine processed
+  std::uint64_t rank_ops = 0;   ///< operations completed, summed over the W ranks
+  bool fast_path = false;       ///< one rank was simulated for all (symmetric)
   sim::Time end;
 };
 
@@ -136,7 +138,15 @@ enum class DdpTag : std::uint32_t {
 /// "forward", "all_reduce bucket 2", ...
 std::string op_name(sim::OpLabel label);
 
+/// True when every rank runs the same program with the same times: no
+/// fault, no straggler model, no debug fingerprint (the DDP loop itself
+/// treats ranks alike).
+bool symmetric(const DdpJob& job);
+
 /// Simulates `job` on `world_size` ranks. `trace`, if given, sees every op.
+/// A symmetric job (with fast_path, without a trace) is simulated exactly
+/// by one rank whose collectives are priced over W, at a cost that does not
+/// grow with W; the result is the same as rank by rank (tests/fastpath.cmake).
 RunResult simulate_ddp(const DdpJob& job, int world_size, std::uint64_t seed, sim::Observer* trace = nullptr);
 
 }  // namespace ddpsim::models

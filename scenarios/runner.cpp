@@ -2,7 +2,14 @@
 
 #include "scenarios/input_error.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <functional>
 #include <string>
 #include <fmt/format.h>
@@ -57,36 +64,90 @@ void price_failures(const Scenario& scenario, const models::DdpJob& job, SweepRo
   row.elastic = std::move(el);
 }
 
-// Every row of the sweep, collectives timed by `timer` (null: the analytic engine).
-SweepResult run_rows(const Scenario& scenario, sim::ChromeTraceWriter* trace, models::CollectiveTimer* timer) {
+// Runs task(0) .. task(n-1) on `threads` threads (the calling one among
+// them); each task writes only its own result, so the output does not depend
+// on the thread count. The first exception is rethrown. On a terminal, a
+// sweep of several runs shows its progress on stderr.
+void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& task) {
+  const bool show = n > 1 && isatty(STDERR_FILENO) == 1;
+  std::atomic<std::size_t> next{0}, done{0};
+  std::mutex mutex;
+  std::exception_ptr failure;
+  const auto worker = [&] {
+    for (std::size_t i = next++; i < n; i = next++) {
+      try {
+        task(i);
+      } catch (...) {
+        const std::lock_guard lock(mutex);
+        if (!failure) failure = std::current_exception();
+        next = n;
+      }
+      const std::size_t d = ++done;
+      if (show) {
+        const std::lock_guard lock(mutex);
+        fmt::print(stderr, "\rddpsim: {}/{} runs simulated", d, n);
+        std::fflush(stderr);
+      }
+    }
+  };
+  const auto count = static_cast<std::size_t>(std::max(1, threads));
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < std::min(count, n); ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  if (show) fmt::print(stderr, "\r{:40}\r", "");
+  if (failure) std::rethrow_exception(failure);
+}
+
+// Every row of the sweep, collectives timed by `timer` (null: the analytic
+// engine), on `threads` threads (one with a trace or a timer: the trace is
+// written in row order, and SimGrid runs in one actor).
+SweepResult run_rows(const Scenario& scenario, sim::ChromeTraceWriter* trace, models::CollectiveTimer* timer, int threads) {
   SweepResult out;
   out.engine = timer != nullptr ? std::string(timer->engine()) : "analytic";
   out.bucket_sweep = scenario.bucket_caps_mb.size() > 1;
   const auto one = std::find(scenario.world_sizes.begin(), scenario.world_sizes.end(), 1);
   out.baseline_in_sweep = one != scenario.world_sizes.end();
-  for (double cap : scenario.bucket_caps_mb) {
-    models::DdpJob job = scenario.job;
-    job.ddp.bucket_cap_bytes = models::bucket_bytes(cap);
-    job.timer = timer;
-    const std::size_t first = out.rows.size();
-    for (int w : scenario.world_sizes) {
-      if (trace != nullptr) {
-        trace->begin_run(out.bucket_sweep ? fmt::format("cap={}MiB W={}", cap, w) : fmt::format("W={}", w), w);
-      }
-      SweepRow row{models::simulate_ddp(job, w, scenario.seed, trace), {}, cap, {}, {}, {}, {}, {}, {}};
-      price_failures(scenario, job, row);
-      if (scenario.sampler) {
-        const SamplerSpec& s = *scenario.sampler;
-        row.sampler = models::audit_sampler({s.dataset_size, w, s.shuffle, scenario.seed, s.drop_last},
-                                            job.local_batch_size, s.epochs, s.set_epoch);
-      }
-      out.rows.push_back(std::move(row));
+  if (trace != nullptr || timer != nullptr) threads = 1;
+
+  const std::size_t caps = scenario.bucket_caps_mb.size(), sizes = scenario.world_sizes.size();
+  std::vector<models::DdpJob> jobs(caps, scenario.job);
+  for (std::size_t c = 0; c < caps; ++c) {
+    jobs[c].ddp.bucket_cap_bytes = models::bucket_bytes(scenario.bucket_caps_mb[c]);
+    jobs[c].timer = timer;
+  }
+  // Tasks: every (cap, W) row, then each cap's W = 1 baseline when the sweep lacks it.
+  out.rows.resize(caps * sizes);
+  std::vector<std::optional<double>> baselines(caps);
+  const std::size_t extra = out.baseline_in_sweep ? 0 : caps;
+  parallel_for(out.rows.size() + extra, threads, [&](std::size_t i) {
+    if (i >= out.rows.size()) {
+      const std::size_t c = i - out.rows.size();
+      baselines[c] = models::simulate_ddp(jobs[c], 1, scenario.seed).step_ms;
+      return;
     }
+    const std::size_t c = i / sizes;
+    const double cap = scenario.bucket_caps_mb[c];
+    const int w = scenario.world_sizes[i % sizes];
+    const models::DdpJob& job = jobs[c];
+    if (trace != nullptr) {
+      trace->begin_run(out.bucket_sweep ? fmt::format("cap={}MiB W={}", cap, w) : fmt::format("W={}", w), w);
+    }
+    SweepRow row{models::simulate_ddp(job, w, scenario.seed, trace), {}, cap, {}, {}, {}, {}, {}, {}};
+    price_failures(scenario, job, row);
+    if (scenario.sampler) {
+      const SamplerSpec& s = *scenario.sampler;
+      row.sampler = models::audit_sampler({s.dataset_size, w, s.shuffle, scenario.seed, s.drop_last}, job.local_batch_size,
+                                          s.epochs, s.set_epoch);
+    }
+    out.rows[i] = std::move(row);
+  });
+  for (std::size_t c = 0; c < caps; ++c) {
+    const std::size_t first = c * sizes;
     const std::optional<double> t1 =
-        out.baseline_in_sweep
-            ? out.rows[first + static_cast<std::size_t>(one - scenario.world_sizes.begin())].run.step_ms
-            : models::simulate_ddp(job, 1, scenario.seed).step_ms;
-    for (std::size_t i = first; i < out.rows.size(); ++i) {
+        out.baseline_in_sweep ? out.rows[first + static_cast<std::size_t>(one - scenario.world_sizes.begin())].run.step_ms
+                              : baselines[c];
+    for (std::size_t i = first; i < first + sizes; ++i) {
       SweepRow& row = out.rows[i];
       row.baseline_ms = t1;
       const auto& r = row.run;
@@ -128,10 +189,10 @@ void with_timer(const Scenario& scenario, const std::function<void(models::Colle
   if (stats != nullptr) *stats = s;
 }
 
-SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace) {
+SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace, int threads) {
   SweepResult out;
   std::optional<netsim::SimgridStats> stats;
-  with_timer(scenario, [&](models::CollectiveTimer* timer) { out = run_rows(scenario, trace, timer); }, &stats);
+  with_timer(scenario, [&](models::CollectiveTimer* timer) { out = run_rows(scenario, trace, timer, threads); }, &stats);
   out.simgrid = stats;
   return out;
 }

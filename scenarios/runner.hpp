@@ -53,7 +53,9 @@ struct SweepResult {
 
 /// Simulates each bucket cap and world size (and W=1 for the baseline if the sweep lacks it).
 /// `trace`, if given, receives every run of the sweep, the baseline excluded.
-SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace = nullptr);
+/// The runs are independent and go to `threads` threads (one with a trace
+/// or the SimGrid engine); the result is the same at any thread count.
+SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace = nullptr, int threads = 1);
 
 /// Runs `body` with the scenario's engine: a null timer for the analytic
 /// engine, or inside SimGrid (once per process, netsim/simgrid_engine.hpp)
