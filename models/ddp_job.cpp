@@ -74,12 +74,20 @@ struct Plan {
   std::optional<std::vector<Bucket>> rebuilt;
   std::optional<int> rebuild_at;
   int fewest_missing = 0;  // the smallest uneven_batches shortfall over ranks
+  // The model's totals, summed once here rather than by every rank every iteration.
+  std::int64_t buffer_bytes = 0;
+  std::int64_t parameter_bytes = 0;
+  sim::Time forward_total, backward_total;
 
   Plan(const DdpJob& j, int world_size)
       : job(j),
         initial(initial_buckets(j.model, j.ddp)),
         rebuilt(rebuilt_buckets(j.model, j.ddp)),
-        rebuild_at(rebuild_iteration(j.ddp)) {
+        rebuild_at(rebuild_iteration(j.ddp)),
+        buffer_bytes(j.model.buffer_bytes()),
+        parameter_bytes(j.model.parameter_bytes()),
+        forward_total(j.model.forward_total()),
+        backward_total(j.model.backward_total()) {
     fewest_missing = j.iterations;
     for (int r = 0; r < world_size; ++r) {
       int fewer = 0;
@@ -142,7 +150,7 @@ class RankProgram final : public sim::Process {
   // DistributedDataParallel's constructor: parameters and buffers from rank 0.
   // Training starts once it returns.
   void construct(sim::Engine& e) {
-    std::int64_t bytes = job_.model.parameter_bytes() + job_.model.buffer_bytes();
+    std::int64_t bytes = plan_.parameter_bytes + plan_.buffer_bytes;
     for (int chunk = 0; bytes > 0; ++chunk, bytes -= kInitBroadcastChunk) {
       constructed_ = e.enqueue_collective(rank_, sim::Engine::kWorld,
                                           {sim::CollectiveKind::kBroadcast, std::min(bytes, kInitBroadcastChunk)},
@@ -233,12 +241,11 @@ class RankProgram final : public sim::Process {
   // Join's hooks for a rank out of data: the count, then the collectives the
   // others' iteration runs (buffer broadcast, one zero-filled all-reduce per bucket).
   sim::OpRef join_step(sim::Engine& e, const Entry& entry) {
-    const ModelSpec& m = job_.model;
     sim::OpRef last = join_count(e, entry.g, std::nullopt);
     if (entry.kind == Entry::kJoinExit) return last;  // every rank's exit: not a shadow
     ++shadows_;
-    if (job_.ddp.broadcast_buffers && m.buffer_bytes() > 0) {
-      last = e.enqueue_collective(rank_, sim::Engine::kWorld, {sim::CollectiveKind::kBroadcast, m.buffer_bytes()},
+    if (job_.ddp.broadcast_buffers && plan_.buffer_bytes > 0) {
+      last = e.enqueue_collective(rank_, sim::Engine::kWorld, {sim::CollectiveKind::kBroadcast, plan_.buffer_bytes},
                                   label(DdpTag::kShadowBroadcast, entry.g), last);
       ++shadows_;
     }
@@ -296,15 +303,15 @@ class RankProgram final : public sim::Process {
         }
       }
       // The forward after a no_sync() forward skips the buffer broadcast.
-      if (micro == 0 && ddp.broadcast_buffers && m.buffer_bytes() > 0) {
+      if (micro == 0 && ddp.broadcast_buffers && plan_.buffer_bytes > 0) {
         before_forward = e.enqueue_collective(rank_, sim::Engine::kWorld,
-                                              {sim::CollectiveKind::kBroadcast, m.buffer_bytes()},
+                                              {sim::CollectiveKind::kBroadcast, plan_.buffer_bytes},
                                               label(DdpTag::kBufferBroadcast, g), before_forward);
       }
-      last_compute = e.enqueue(rank_, StreamKind::kCompute, scaled(m.forward_total(), compute_factor),
+      last_compute = e.enqueue(rank_, StreamKind::kCompute, scaled(plan_.forward_total, compute_factor),
                                label(DdpTag::kForward, g, micro), before_forward);
       if (!sync) {
-        last_compute = e.enqueue(rank_, StreamKind::kCompute, scaled(m.backward_total(), compute_factor),
+        last_compute = e.enqueue(rank_, StreamKind::kCompute, scaled(plan_.backward_total, compute_factor),
                                  label(DdpTag::kLocalBackward, g, micro));
         continue;
       }
