@@ -123,7 +123,9 @@ sim::Time AnalyticTimer::time(const sim::Collective& c, int w, const std::vector
   }
   auto cached = slow.empty() ? flat_hops_.find(w) : flat_hops_.end();
   if (cached == flat_hops_.end()) {
-    std::vector<Hop> hops = ring_hops(cluster_, iota_ranks(0, w, 1), slow);
+    // One node on a switch has one hop class: no need to walk a million-rank ring.
+    const bool one_class = cluster_.nodes == 1 && cluster_.intra.topology != Fabric::Topology::kRing && slow.empty();
+    std::vector<Hop> hops = one_class ? std::vector<Hop>{route(cluster_, 0, 1)} : ring_hops(cluster_, iota_ranks(0, w, 1), slow);
     if (!slow.empty()) {
       for (const Hop& h : hops) worst = std::max(worst, collective_time(NetworkParams{h.latency, h.bandwidth_GBps, launch_}, c, w));
       return worst;
