@@ -46,6 +46,7 @@ struct RunOptions {
   std::string engine;  ///< overrides the scenario's `engine` when given
   bool per_rank = false;  ///< no symmetric fast path
   int threads = 0;        ///< 0: one per core
+  int trace_ranks = 256;  ///< ranks per run in the trace; 0: all
 };
 
 int run(const RunOptions& opt) {
@@ -60,13 +61,16 @@ int run(const RunOptions& opt) {
   std::unique_ptr<ddpsim::sim::ChromeTraceWriter> trace;
   if (!opt.trace.empty()) {
     trace_file = open_output(opt.trace);
-    trace = std::make_unique<ddpsim::sim::ChromeTraceWriter>(*trace_file, ddpsim::models::op_name);
+    trace = std::make_unique<ddpsim::sim::ChromeTraceWriter>(*trace_file, ddpsim::models::op_name, opt.trace_ranks);
   }
   const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   const auto result = ddpsim::scenarios::run_scenario(scenario, trace.get(), threads);
   if (trace) {
     trace->finish();
     if (!trace_file->flush()) throw InputError({opt.trace, 0, 0}, "", "", "write failed");
+    if (trace->truncated()) {
+      fmt::print(stderr, "ddpsim: the trace has ranks 0 to {} of each run (--trace-ranks 0 for all)\n", opt.trace_ranks - 1);
+    }
   }
   ddpsim::scenarios::write_table(std::cout, scenario, result);
   if (!opt.json.empty()) write_file(opt.json, ddpsim::scenarios::to_json(scenario, result));
@@ -358,6 +362,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--threads", run_opt.threads, "Threads for the runs of a sweep (default: one per core); "
                                                     "the output is the same at any count")
       ->check(CLI::Range(1, 1024));
+  run_cmd->add_option("--trace-ranks", run_opt.trace_ranks,
+                      "Ranks of each run written to the trace (default 256: a trace holds every operation; 0: all)")
+      ->check(CLI::Range(0, 1 << 20));
   run_cmd->add_flag("--per-rank", run_opt.per_rank,
                     "Simulate every rank even when all run the same program (the fast path simulates one; "
                     "same output, docs/cost-models.md#symmetric-jobs)");

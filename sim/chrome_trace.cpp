@@ -16,8 +16,8 @@ std::string micros(Time t) {
 
 }  // namespace
 
-ChromeTraceWriter::ChromeTraceWriter(std::ostream& out, NameFn name_of)
-    : out_(out), name_of_(std::move(name_of)) {
+ChromeTraceWriter::ChromeTraceWriter(std::ostream& out, NameFn name_of, int max_ranks)
+    : out_(out), name_of_(std::move(name_of)), max_ranks_(max_ranks) {
   out_ << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[";
 }
 
@@ -30,8 +30,10 @@ void ChromeTraceWriter::separator() {
 
 void ChromeTraceWriter::begin_run(std::string_view run_name, int world_size) {
   pid_base_ = next_pid_;
-  next_pid_ += world_size;
-  for (int r = 0; r < world_size; ++r) {
+  const int shown = max_ranks_ > 0 && world_size > max_ranks_ ? max_ranks_ : world_size;
+  truncated_ = truncated_ || shown < world_size;
+  next_pid_ += shown;
+  for (int r = 0; r < shown; ++r) {
     const int pid = pid_base_ + r;
     const std::string name = fmt::format("{} rank {}", run_name, r);
     separator();
@@ -49,6 +51,7 @@ void ChromeTraceWriter::begin_run(std::string_view run_name, int world_size) {
 }
 
 void ChromeTraceWriter::on_op(const OpRecord& r) {
+  if (max_ranks_ > 0 && r.rank >= max_ranks_) return;
   separator();
   // Collectives carry their size and per-group sequence number in the name,
   // so they read off the timeline without opening each slice.

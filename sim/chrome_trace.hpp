@@ -15,12 +15,16 @@ class ChromeTraceWriter final : public Observer {
  public:
   using NameFn = std::function<std::string(OpLabel)>;
   /// `out` must outlive the writer; `name_of` names each operation.
-  ChromeTraceWriter(std::ostream& out, NameFn name_of);
+  /// `max_ranks` > 0 records only ranks 0 .. max_ranks-1 of each run (a
+  /// million-rank trace would be gigabytes); 0 records every rank.
+  ChromeTraceWriter(std::ostream& out, NameFn name_of, int max_ranks = 0);
   ~ChromeTraceWriter() override;
 
   /// Starts a run: its ranks get fresh process ids, named "<run_name> rank <r>".
   void begin_run(std::string_view run_name, int world_size);
   void on_op(const OpRecord& record) override;
+  /// True once a run had more ranks than max_ranks (some were left out).
+  bool truncated() const { return truncated_; }
   /// Closes the JSON document; called by the destructor if not before.
   void finish();
 
@@ -28,6 +32,8 @@ class ChromeTraceWriter final : public Observer {
   void separator();
   std::ostream& out_;
   NameFn name_of_;
+  int max_ranks_ = 0;
+  bool truncated_ = false;
   int pid_base_ = 0;
   int next_pid_ = 0;
   bool first_ = true;
