@@ -51,6 +51,10 @@ if(DDPSIM_SIMGRID)
   find_package(PkgConfig REQUIRED)
   pkg_check_modules(SIMGRID REQUIRED IMPORTED_TARGET simgrid>=3.32)
 endif()
+# Tests that run SimGrid: LeakSanitizer's exit-time scan crashed on SimGrid's
+# actor threads in the sanitizer build ("Tracer caught signal 11"), once in
+# ~30 runs; leak checks are off for them there (ASan and UBSan stay on).
+set(DDPSIM_SIMGRID_TEST_ENV ASAN_OPTIONS=detect_leaks=0)
 message(STATUS "ddpsim optional back-ends: MPI=${MPI_CXX_FOUND} GPU (CUDA ${CUDAToolkit_VERSION}, NCCL "
                "${NCCL_LIBRARY})=${DDPSIM_HAVE_GPU} SimGrid=${SIMGRID_FOUND}")
 
