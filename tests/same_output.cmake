@@ -1,0 +1,25 @@
+cmake_minimum_required(VERSION 3.20)  # IN_LIST
+# One scenario run twice, with argument lists A and B: the outputs named in
+# KINDS (json, txt: the table, trace.json) must be byte-identical. Used for
+# determinism (A = B), the symmetric fast path (B = --per-rank) and threads
+# (A = --threads 1, B = --threads 4).
+# Inputs: DDPSIM, SCENARIO, STEM, WORK, A, B (lists, may be empty), KINDS, WHAT (for the message).
+file(MAKE_DIRECTORY "${WORK}")
+foreach(run A B)
+  set(outputs --json "${WORK}/${STEM}.${run}.json")
+  if("trace.json" IN_LIST KINDS)
+    list(APPEND outputs --trace "${WORK}/${STEM}.${run}.trace.json")
+  endif()
+  execute_process(COMMAND "${DDPSIM}" run "${SCENARIO}" ${${run}} ${outputs}
+                  OUTPUT_FILE "${WORK}/${STEM}.${run}.txt" ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "run ${run} (${${run}}) exited ${rc}: ${err}")
+  endif()
+endforeach()
+foreach(kind ${KINDS})
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${WORK}/${STEM}.A.${kind}" "${WORK}/${STEM}.B.${kind}"
+                  RESULT_VARIABLE same)
+  if(NOT same EQUAL 0)
+    message(FATAL_ERROR "${STEM}: ${WHAT}: the ${kind} outputs differ")
+  endif()
+endforeach()
