@@ -341,7 +341,8 @@ class RankProgram final : public sim::Process {
       const BackwardPlan& bp = plan_.backward_with_unused(use_rebuilt, unused);
       const std::vector<Bucket>& buckets = use_rebuilt ? *plan_.rebuilt : plan_.initial;
       const sim::Time slow = straggler_delay(job_.straggler, rank_, g, world_size_, seed_);
-      std::vector<sim::OpRef> segment;
+      std::vector<sim::OpRef>& segment = segment_;
+      segment.clear();
       for (std::size_t s = 0; s < bp.segments.size(); ++s) {
         segment.push_back(e.enqueue(rank_, StreamKind::kCompute,
                                     scaled(bp.segments[s], compute_factor) + (s == 0 ? slow : sim::Time{}),
@@ -394,6 +395,7 @@ class RankProgram final : public sim::Process {
   bool rebuilt_ = false;
   int syncing_backwards_ = 0;
   std::vector<int> pending_unused_;  // raised at the next forward
+  std::vector<sim::OpRef> segment_;  // this iteration's backward pieces (kept to reuse its storage)
 };
 
 // Turns op records into per-rank means and iteration end times.

@@ -33,15 +33,54 @@ std::string_view to_string(CollectiveKind kind) {
 
 namespace {
 
+// One queued operation: 48 bytes, since a stream's queue is the per-rank
+// state the engine touches most (a plain op keeps its duration in `value`,
+// a collective its byte count).
 struct Op {
-  Time duration;
-  OpLabel label;
-  std::optional<OpRef> after;
-  bool is_collective = false;
-  Collective collective;
-  GroupId group = 0;
+  std::int64_t value = 0;
+  std::uint64_t after_index = 0;
   std::uint64_t group_seq = 0;
+  OpLabel label;
+  std::uint32_t after_stream = 0;
+  GroupId group = 0;
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  bool is_collective = false;
+  bool has_after = false;
+
+  static Op plain(Time duration, OpLabel label, const std::optional<OpRef>& after) {
+    Op op;
+    op.value = duration.count_ns();
+    op.label = label;
+    op.set_after(after);
+    return op;
+  }
+  static Op collective_op(Collective c, GroupId group, std::uint64_t seq, OpLabel label,
+                          const std::optional<OpRef>& after) {
+    Op op;
+    op.value = c.bytes;
+    op.kind = c.kind;
+    op.is_collective = true;
+    op.group = group;
+    op.group_seq = seq;
+    op.label = label;
+    op.set_after(after);
+    return op;
+  }
+  void set_after(const std::optional<OpRef>& ref) {
+    has_after = ref.has_value();
+    if (ref) {
+      after_stream = ref->stream;
+      after_index = ref->index;
+    }
+  }
+  Time duration() const { return is_collective ? Time{} : Time::ns(value); }
+  Collective collective() const { return is_collective ? Collective{kind, value} : Collective{}; }
+  std::optional<OpRef> after() const {
+    if (!has_after) return std::nullopt;
+    return OpRef{after_stream, after_index};
+  }
 };
+static_assert(sizeof(Op) <= 48);
 
 struct Wake {
   std::uint64_t index;
@@ -94,13 +133,63 @@ struct Stream {
 struct Rendezvous {
   std::vector<Time> arrival;  // by member position
   std::vector<char> arrived;
-  std::vector<Collective> collectives;  // what each member issued
+  // What each member issued. While every arrival matches the first
+  // (`uniform`, the usual case) these stay empty and `first`/`first_label`
+  // speak for all; the first disagreement fills them in.
+  std::vector<Collective> collectives;
   std::vector<OpLabel> labels;
+  bool uniform = true;
+  Collective first;
+  OpLabel first_label;
   int count = 0;
-  Collective collective;  // what runs: the first arrival's
+  Collective collective;  // what runs
   Time start;
   Time first_arrival;
   bool stalled = false;
+
+  void reset(std::size_t members) {
+    arrival.assign(members, Time{});
+    arrived.assign(members, 0);
+    collectives.clear();
+    labels.clear();
+    uniform = true;
+    count = 0;
+    stalled = false;
+  }
+  void record(std::size_t pos, Collective c, OpLabel l, Time at) {
+    if (count == 0) {
+      first = c;
+      first_label = l;
+    } else if (uniform && !(same(c, first) && same(l, first_label))) {
+      uniform = false;
+      collectives.assign(arrived.size(), Collective{});
+      labels.assign(arrived.size(), OpLabel{});
+      for (std::size_t p = 0; p < arrived.size(); ++p) {
+        if (arrived[p]) {
+          collectives[p] = first;
+          labels[p] = first_label;
+        }
+      }
+    }
+    if (!uniform) {
+      collectives[pos] = c;
+      labels[pos] = l;
+    }
+    arrival[pos] = at;
+    arrived[pos] = 1;
+    ++count;
+  }
+  /// What the member at `pos` issued (nothing yet: a default Collective).
+  Collective collective_of(std::size_t pos) const {
+    if (!uniform) return collectives[pos];
+    return arrived[pos] ? first : Collective{};
+  }
+  OpLabel label_of(std::size_t pos) const {
+    if (!uniform) return labels[pos];
+    return arrived[pos] ? first_label : OpLabel{};
+  }
+  static bool same(Collective a, Collective b) { return a.kind == b.kind && a.bytes == b.bytes; }
+  static bool same(OpLabel a, OpLabel b) { return a.tag == b.tag && a.iteration == b.iteration && a.index == b.index; }
 };
 
 struct Group {
@@ -108,6 +197,7 @@ struct Group {
   std::vector<int> position_of_rank;  // -1 for non-members
   std::vector<std::uint64_t> issued;  // per member: collectives issued so far
   std::map<std::uint64_t, Rendezvous> open;
+  int dead_members = 0;
 };
 
 enum class EventKind : std::uint8_t { kOpDone, kCollectiveDone, kWake, kCrash };
@@ -126,8 +216,16 @@ class EventQueue {
  public:
   bool empty() const { return buckets_.empty(); }
   Time earliest() const { return buckets_.begin()->first; }
-  void clear() { buckets_.clear(); }
+  void clear() {
+    buckets_.clear();
+    last_ = buckets_.end();
+  }
   void push(Time at, const Event& ev) {
+    // Pushes come in runs to one instant: remember the last bucket used.
+    if (last_ != buckets_.end() && last_->first == at) {
+      last_->second.push_back(ev);
+      return;
+    }
     auto it = buckets_.find(at);
     if (it == buckets_.end()) {
       std::vector<Event> fresh;
@@ -138,6 +236,7 @@ class EventQueue {
       it = buckets_.emplace(at, std::move(fresh)).first;
     }
     it->second.push_back(ev);
+    last_ = it;
   }
   /// Runs `fn(time, event)` for every event of the earliest bucket, including
   /// events appended to that bucket while it runs.
@@ -151,11 +250,13 @@ class EventQueue {
     }
     it->second.clear();
     spare_.push_back(std::move(it->second));
+    if (last_ == it) last_ = buckets_.end();
     buckets_.erase(it);
   }
 
  private:
   std::map<Time, std::vector<Event>> buckets_;
+  std::map<Time, std::vector<Event>>::iterator last_ = buckets_.end();
   std::vector<std::vector<Event>> spare_;
 };
 
@@ -177,6 +278,7 @@ struct Engine::Impl {
   std::vector<Group> groups;
   EventQueue events;
   std::vector<std::uint32_t> scratch;  // reused by finish_head
+  std::vector<Rendezvous> spare_rendezvous;  // finished ones, their buffers kept
   Time now;
   std::uint64_t events_run = 0;
   std::uint64_t rank_ops = 0;
@@ -198,9 +300,9 @@ struct Engine::Impl {
     Stream& st = streams[s];
     if (st.active || st.pending.empty()) return;
     const Op& op = st.pending.front();
-    if (op.after && !is_done(*op.after)) {
+    if (op.has_after && streams[op.after_stream].completed <= op.after_index) {
       if (!st.registered_waiter) {
-        streams[op.after->stream].waiters.push_back(s);
+        streams[op.after_stream].waiters.push_back(s);
         st.registered_waiter = true;
       }
       return;
@@ -208,7 +310,7 @@ struct Engine::Impl {
     st.active = true;
     st.start = now;
     if (!op.is_collective) {
-      push(now + op.duration, EventKind::kOpDone, s, 0);
+      push(now + op.duration(), EventKind::kOpDone, s, 0);
       return;
     }
     arrive(s, op);
@@ -223,19 +325,17 @@ struct Engine::Impl {
     Rendezvous& rz = it->second;
     const std::size_t n = g.members.size();
     if (fresh) {
-      rz.arrival.assign(n, Time{});
-      rz.arrived.assign(n, 0);
-      rz.collectives.assign(n, Collective{});
-      rz.labels.assign(n, OpLabel{});
-      rz.collective = op.collective;
+      if (!spare_rendezvous.empty()) {
+        rz = std::move(spare_rendezvous.back());  // reuse its buffers
+        spare_rendezvous.pop_back();
+      }
+      rz.reset(n);
+      rz.collective = op.collective();
       rz.first_arrival = now;
       if (options.watchdog_timeout > Time::zero()) deadlines.emplace(now + options.watchdog_timeout, op.group, op.group_seq);
     }
-    rz.arrival[pos] = now;
-    rz.arrived[pos] = 1;
-    rz.collectives[pos] = op.collective;
-    rz.labels[pos] = op.label;
-    if (options.backend == Backend::kGloo) {
+    rz.record(pos, op.collective(), op.label, now);
+    if (options.backend == Backend::kGloo && g.dead_members > 0) {
       for (int m : g.members) {
         if (dead[static_cast<std::size_t>(m)]) {
           crash(rank, fmt::format("RuntimeError: [gloo] Connection closed by peer (rank {} exited)", m));
@@ -243,7 +343,7 @@ struct Engine::Impl {
         }
       }
     }
-    if (++rz.count < static_cast<int>(n)) return;
+    if (rz.count < static_cast<int>(n)) return;
     resolve(op.group, op.group_seq, rz);
   }
 
@@ -257,58 +357,62 @@ struct Engine::Impl {
       if (c.kind == CollectiveKind::kBarrier) c.bytes = 0;
       return c;
     };
-    if (options.fingerprint_bytes > 0) {
-      // Debug mode compares what each rank calls, before any backend rewriting.
-      for (std::size_t p = 1; p < rz.collectives.size(); ++p) {
-        const Collective& a = rz.collectives[0];
-        const Collective& b = rz.collectives[p];
-        if (a.kind == b.kind && a.bytes == b.bytes) continue;
-        const auto describe_fp = [&](std::size_t pos) {
-          const Collective& c = rz.collectives[pos];
-          return fmt::format("CollectiveFingerPrint(SequenceNumber={}, OpType={}, TensorBytes={})", seq,
-                             to_string(c.kind), c.bytes);
-        };
-        const std::string message =
-            fmt::format("RuntimeError: Detected mismatch between collectives on ranks. Rank {} is running collective: "
-                        "{}, but Rank {} is running collective: {}.",
-                        g.members[0], describe_fp(0), g.members[p], describe_fp(p));
-        const std::vector<int> members = g.members;
-        for (int m : members) crash(m, message);
+    // Every member issued the same collective with the same label (the
+    // usual case) needs no per-member check.
+    if (!rz.uniform) {
+      if (options.fingerprint_bytes > 0) {
+        // Debug mode compares what each rank calls, before any backend rewriting.
+        for (std::size_t p = 1; p < rz.collectives.size(); ++p) {
+          const Collective& a = rz.collectives[0];
+          const Collective& b = rz.collectives[p];
+          if (a.kind == b.kind && a.bytes == b.bytes) continue;
+          const auto describe_fp = [&](std::size_t pos) {
+            const Collective& c = rz.collectives[pos];
+            return fmt::format("CollectiveFingerPrint(SequenceNumber={}, OpType={}, TensorBytes={})", seq,
+                               to_string(c.kind), c.bytes);
+          };
+          const std::string message =
+              fmt::format("RuntimeError: Detected mismatch between collectives on ranks. Rank {} is running collective: "
+                          "{}, but Rank {} is running collective: {}.",
+                          g.members[0], describe_fp(0), g.members[p], describe_fp(p));
+          const std::vector<int> members = g.members;
+          for (int m : members) crash(m, message);
+          return;
+        }
+      }
+      bool same = true, same_kind = true;
+      std::int64_t largest = 0;
+      for (const Collective& c : rz.collectives) {
+        const Collective a = as_sent(c), b = as_sent(rz.collectives[0]);
+        same = same && a.kind == b.kind && a.bytes == b.bytes;
+        same_kind = same_kind && a.kind == b.kind;
+        largest = std::max(largest, a.bytes);
+      }
+      if (!same) {
+        if (options.backend == Backend::kGloo && same_kind && as_sent(rz.collectives[0]).kind == CollectiveKind::kAllReduce) {
+          // Each gloo rank checks the peer's message against its own buffer:
+          // the ranks with the smaller buffer abort, then their peers see the
+          // connection close.
+          std::vector<int> smaller;
+          for (std::size_t p = 0; p < g.members.size(); ++p) {
+            if (rz.collectives[p].bytes < largest) smaller.push_back(g.members[p]);
+          }
+          for (int r : smaller) {
+            crash(r, fmt::format("RuntimeError: [gloo] op.preamble.length <= op.nbytes. {} vs {} (all_reduce #{}: "
+                                 "a peer sent a larger buffer than this rank's)",
+                                 largest, rz.collectives[static_cast<std::size_t>(g.position_of_rank[static_cast<std::size_t>(r)])].bytes, seq));
+          }
+          return;
+        }
+        rz.stalled = true;  // never completes; the watchdog, if any, ends the job
         return;
       }
-    }
-    bool same = true, same_kind = true;
-    std::int64_t largest = 0;
-    for (const Collective& c : rz.collectives) {
-      const Collective a = as_sent(c), b = as_sent(rz.collectives[0]);
-      same = same && a.kind == b.kind && a.bytes == b.bytes;
-      same_kind = same_kind && a.kind == b.kind;
-      largest = std::max(largest, a.bytes);
-    }
-    if (!same) {
-      if (options.backend == Backend::kGloo && same_kind && as_sent(rz.collectives[0]).kind == CollectiveKind::kAllReduce) {
-        // Each gloo rank checks the peer's message against its own buffer:
-        // the ranks with the smaller buffer abort, then their peers see the
-        // connection close.
-        std::vector<int> smaller;
-        for (std::size_t p = 0; p < g.members.size(); ++p) {
-          if (rz.collectives[p].bytes < largest) smaller.push_back(g.members[p]);
-        }
-        for (int r : smaller) {
-          crash(r, fmt::format("RuntimeError: [gloo] op.preamble.length <= op.nbytes. {} vs {} (all_reduce #{}: "
-                               "a peer sent a larger buffer than this rank's)",
-                               largest, rz.collectives[static_cast<std::size_t>(g.position_of_rank[static_cast<std::size_t>(r)])].bytes, seq));
-        }
-        return;
-      }
-      rz.stalled = true;  // never completes; the watchdog, if any, ends the job
-      return;
     }
     deadlines.erase({rz.first_arrival + options.watchdog_timeout, gid, seq});
     rz.start = now;
-    rz.collective = as_sent(rz.collectives[0]);
-    for (const OpLabel& l : rz.labels) {
-      if (l.tag != rz.labels[0].tag || l.iteration != rz.labels[0].iteration || l.index != rz.labels[0].index) {
+    rz.collective = as_sent(rz.collective_of(0));
+    for (std::size_t p = 0; !rz.uniform && p < rz.labels.size(); ++p) {
+      if (!Rendezvous::same(rz.labels[p], rz.labels[0])) {
         misalignments.push_back(Misalignment{gid, seq, now, g.members, rz.labels});
         break;
       }
@@ -328,6 +432,9 @@ struct Engine::Impl {
     if (d) return;
     d = 1;
     crashes.push_back(Crash{rank, now, message});
+    for (Group& g : groups) {
+      if (g.position_of_rank[static_cast<std::size_t>(rank)] >= 0) ++g.dead_members;
+    }
     for (int k = 0; k < kStreamsPerRank; ++k) {
       Stream& st = streams[stream_id(rank, static_cast<StreamKind>(k))];
       st.pending = OpQueue();
@@ -363,9 +470,9 @@ struct Engine::Impl {
       rec.ready = st.head_since;
       rec.start = start;
       rec.end = now;
-      rec.after = op.after;
+      rec.after = op.after();
       rec.is_collective = op.is_collective;
-      rec.collective = op.collective;
+      rec.collective = op.collective();
       rec.group_seq = op.group_seq;
       rec.arrival = arrival;
       for (Observer* o : observers) o->on_op(rec);
@@ -398,12 +505,13 @@ struct Engine::Impl {
     Group& g = groups[gid];
     auto it = g.open.find(seq);
     assert(it != g.open.end());
-    const Rendezvous rz = std::move(it->second);
+    Rendezvous rz = std::move(it->second);
     g.open.erase(it);
     for (std::size_t p = 0; p < g.members.size(); ++p) {
       if (dead[static_cast<std::size_t>(g.members[p])]) continue;
       finish_head(stream_id(g.members[p], StreamKind::kComm), rz.start, rz.arrival[p]);
     }
+    spare_rendezvous.push_back(std::move(rz));
   }
 
   BlockedOp describe_blocked(std::uint32_t s) const {
@@ -414,7 +522,7 @@ struct Engine::Impl {
     b.stream = static_cast<StreamKind>(s % kStreamsPerRank);
     b.label = op.label;
     b.since = st.head_since;
-    b.collective = op.collective;
+    b.collective = op.collective();
     b.group = op.group;
     b.group_seq = op.group_seq;
     if (!op.is_collective && st.active) {
@@ -427,7 +535,7 @@ struct Engine::Impl {
         if (!it->second.arrived[p]) b.missing_ranks.push_back(g.members[p]);
       }
     } else {
-      b.waits_for = op.after;
+      b.waits_for = op.after();
     }
     return b;
   }
@@ -466,7 +574,7 @@ OpRef Engine::enqueue(int rank, StreamKind kind, Time duration, OpLabel label,
   Stream& st = impl_->streams[s];
   if (impl_->dead[static_cast<std::size_t>(rank)]) return OpRef{s, st.enqueued++};  // a dead process issues nothing
   if (st.pending.empty() && !st.active) st.head_since = impl_->now;
-  st.pending.push_back(Op{duration, label, after, false, {}, 0, 0});
+  st.pending.push_back(Op::plain(duration, label, after));
   const OpRef ref{s, st.enqueued++};
   impl_->try_start(s);
   return ref;
@@ -486,7 +594,7 @@ OpRef Engine::enqueue_collective(int rank, GroupId group, Collective collective,
   Stream& st = impl_->streams[s];
   if (impl_->dead[static_cast<std::size_t>(rank)]) return OpRef{s, st.enqueued++};
   if (st.pending.empty() && !st.active) st.head_since = impl_->now;
-  st.pending.push_back(Op{Time{}, label, after, true, collective, group, g.issued[pos]++});
+  st.pending.push_back(Op::collective_op(collective, group, g.issued[pos]++, label, after));
   const OpRef ref{s, st.enqueued++};
   impl_->try_start(s);
   return ref;
@@ -574,7 +682,7 @@ RunSummary Engine::run() {
     for (const auto& [seq, rz] : g.open) {
       OpenCollective oc{gid, seq, rz.stalled, {}};
       for (std::size_t p = 0; p < g.members.size(); ++p) {
-        oc.members.push_back(MemberState{g.members[p], rz.arrived[p] != 0, rz.collectives[p], rz.labels[p], rz.arrival[p]});
+        oc.members.push_back(MemberState{g.members[p], rz.arrived[p] != 0, rz.collective_of(p), rz.label_of(p), rz.arrival[p]});
       }
       summary.open.push_back(std::move(oc));
     }
