@@ -412,8 +412,7 @@ class Accounting final : public sim::Observer {
     const auto tag = static_cast<DdpTag>(r.label.tag);
     if (r.is_collective) {
       if (tag == DdpTag::kInitBroadcast || tag == DdpTag::kFinalBarrier) return;  // outside the loop
-      acc.busy.push_back({r.start, r.end});
-      acc.waiting.push_back({r.arrival, r.start});
+      acc.collectives.push_back({r.arrival, r.start, r.end});
       if (measured) acc.collective += busy;
       if (tag == DdpTag::kAllReduce || tag == DdpTag::kUsedMap) {
         if (!acc.first_launch || r.arrival < *acc.first_launch) acc.first_launch = r.arrival;
@@ -424,8 +423,7 @@ class Accounting final : public sim::Observer {
     if (tag == DdpTag::kData) {
       if (measured) acc.data += busy;
       if (r.label.index == 0) {  // a new iteration
-        acc.busy.clear();
-        acc.waiting.clear();
+        acc.collectives.clear();
         acc.first_launch.reset();
         acc.comm_end = sim::Time{};
       }
@@ -438,16 +436,14 @@ class Accounting final : public sim::Observer {
       // ranks to arrive is wait. Both on the critical path only: what
       // backward hid costs nothing. Waiting for data is neither.
       if (r.after && r.after->stream % sim::kStreamsPerRank == static_cast<std::uint32_t>(sim::StreamKind::kComm)) {
-        const auto overlap = [&](const std::vector<std::pair<sim::Time, sim::Time>>& spans) {
-          sim::Time sum;
-          for (const auto& [from, to] : spans) {
-            const sim::Time lo = sim::max(from, r.ready), hi = sim::min(to, r.start);
-            if (lo < hi) sum += hi - lo;
-          }
-          return sum;
+        const auto overlap = [&](sim::Time from, sim::Time to) {
+          const sim::Time lo = sim::max(from, r.ready), hi = sim::min(to, r.start);
+          return lo < hi ? hi - lo : sim::Time{};
         };
-        acc.exposed += overlap(acc.busy);
-        acc.wait += overlap(acc.waiting);
+        for (const Span& c : acc.collectives) {
+          acc.exposed += overlap(c.start, c.end);
+          acc.wait += overlap(c.arrival, c.start);
+        }
       }
     }
     switch (tag) {
@@ -508,12 +504,14 @@ class Accounting final : public sim::Observer {
   }
 
  private:
+  struct Span {
+    sim::Time arrival, start, end;
+  };
   struct Rank {
     sim::Time data, compute, collective, exposed, wait;
     sim::Time forward_compute, backward_compute, backward_comm, overlap;
-    // This iteration so far:
-    std::vector<std::pair<sim::Time, sim::Time>> busy;     // collectives' (start, end)
-    std::vector<std::pair<sim::Time, sim::Time>> waiting;  // collectives' (arrival, start)
+    // This iteration so far: its collectives (waited from arrival to start, ran to end).
+    std::vector<Span> collectives;
     sim::Time forward_start, backward_start, backward_end, comm_end;
     std::optional<sim::Time> first_launch;
   };

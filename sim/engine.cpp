@@ -1,5 +1,6 @@
 #include "sim/engine.hpp"
 
+#include <array>
 #include <cassert>
 #include <map>
 #include <set>
@@ -88,46 +89,101 @@ struct Wake {
   std::uint64_t token;
 };
 
-// A FIFO that reuses its storage: streams push and pop one op at a time,
-// and std::deque would allocate and free a chunk every few operations.
-class OpQueue {
+// A list whose first N elements live in the list itself. A stream has at
+// most a waiter or two and a pending wake; a heap block for each would be
+// one more cache miss per event once the ranks outnumber the cache.
+template <class T, std::size_t N>
+class SmallList {
  public:
   bool empty() const { return size_ == 0; }
-  Op& front() { return buf_[head_]; }
-  const Op& front() const { return buf_[head_]; }
   std::size_t size() const { return size_; }
-  void push_back(const Op& op) {
-    if (size_ == buf_.size()) grow();
-    buf_[(head_ + size_) & (buf_.size() - 1)] = op;
+  T& operator[](std::size_t i) { return i < N ? inline_[i] : spill_[i - N]; }
+  void push_back(const T& value) {
+    if (size_ < N) {
+      inline_[size_] = value;
+    } else {
+      spill_.push_back(value);
+    }
     ++size_;
   }
-  void pop_front() {
-    head_ = (head_ + 1) & (buf_.size() - 1);
-    --size_;
+  void clear() {
+    size_ = 0;
+    spill_.clear();
+  }
+  /// Removes the elements `pred` accepts, keeping the others' order.
+  template <class Pred>
+  void erase_if(Pred pred) {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < size_; ++i) {
+      const T value = (*this)[i];
+      if (!pred(value)) (*this)[kept++] = value;
+    }
+    size_ = kept;
+    spill_.resize(kept > N ? kept - N : 0);
   }
 
  private:
-  void grow() {
-    std::vector<Op> bigger(buf_.empty() ? 4 : buf_.size() * 2);
-    for (std::size_t i = 0; i < size_; ++i) bigger[i] = buf_[(head_ + i) & (buf_.size() - 1)];
-    buf_.swap(bigger);
-    head_ = 0;
-  }
-  std::vector<Op> buf_;  // capacity is a power of two
-  std::size_t head_ = 0;
-  std::size_t size_ = 0;
+  std::size_t size_ = 0;  // first: empty() reads the list's first bytes only
+  std::array<T, N> inline_{};
+  std::vector<T> spill_;
 };
 
-struct Stream {
-  OpQueue pending;
+// A FIFO that reuses its storage: streams push and pop one op at a time,
+// and std::deque would allocate and free a chunk every few operations. The
+// first kInline ops live in the queue itself, so a rank's streams, queues
+// included, are one block of the streams array and a sweep over the ranks
+// reads memory in order.
+class OpQueue {
+ public:
+  static constexpr std::uint32_t kInline = 8;
+  bool empty() const { return size_ == 0; }
+  Op& front() { return data()[head_]; }
+  const Op& front() const { return data()[head_]; }
+  void push_back(const Op& op) {
+    if (size_ == capacity()) grow();
+    data()[(head_ + size_) & (capacity() - 1)] = op;
+    ++size_;
+  }
+  void pop_front() {
+    head_ = (head_ + 1) & (capacity() - 1);
+    --size_;
+  }
+  void clear() {
+    spill_ = std::vector<Op>();
+    head_ = size_ = 0;
+  }
+
+ private:
+  Op* data() { return spill_.empty() ? inline_.data() : spill_.data(); }
+  const Op* data() const { return spill_.empty() ? inline_.data() : spill_.data(); }
+  std::uint32_t capacity() const { return spill_.empty() ? kInline : static_cast<std::uint32_t>(spill_.size()); }
+  void grow() {
+    std::vector<Op> bigger(std::size_t{capacity()} * 2);
+    for (std::uint32_t i = 0; i < size_; ++i) bigger[i] = data()[(head_ + i) & (capacity() - 1)];
+    spill_.swap(bigger);
+    head_ = 0;
+  }
+  std::uint32_t head_ = 0;
+  std::uint32_t size_ = 0;
+  std::vector<Op> spill_;  // empty, or all the ops once more than kInline were queued; a power of two
+  std::array<Op, kInline> inline_;
+};
+
+// What every event reads (counters, flags, the queue's head and size) is
+// the stream's first cache line; the queued ops follow, then the lists that
+// `has_listeners` says whether to look at. Once the ranks outnumber the
+// cache, each line an event reads is a miss.
+struct alignas(64) Stream {
   std::uint64_t enqueued = 0;
   std::uint64_t completed = 0;
-  bool active = false;             // the head op started: executing, or in a rendezvous
-  bool registered_waiter = false;  // the head op sits in another stream's waiters
   Time head_since;
   Time start;
-  std::vector<std::uint32_t> waiters;  // streams whose head op waits for one of ours
-  std::vector<Wake> wakes;
+  bool active = false;             // the head op started: executing, or in a rendezvous
+  bool registered_waiter = false;  // the head op sits in another stream's waiters
+  bool has_listeners = false;      // false: waiters and wakes are empty
+  OpQueue pending;
+  SmallList<std::uint32_t, 2> waiters;  // streams whose head op waits for one of ours
+  SmallList<Wake, 1> wakes;
 };
 
 struct Rendezvous {
@@ -288,6 +344,7 @@ struct Engine::Impl {
     events.push(at, Event{kind, target, payload, process});
   }
 
+
   bool is_done(const OpRef& ref) const { return streams[ref.stream].completed > ref.index; }
 
   void check_enqueued(const std::optional<OpRef>& ref) const {
@@ -302,7 +359,9 @@ struct Engine::Impl {
     const Op& op = st.pending.front();
     if (op.has_after && streams[op.after_stream].completed <= op.after_index) {
       if (!st.registered_waiter) {
-        streams[op.after_stream].waiters.push_back(s);
+        Stream& target = streams[op.after_stream];
+        target.waiters.push_back(s);
+        target.has_listeners = true;
         st.registered_waiter = true;
       }
       return;
@@ -437,7 +496,7 @@ struct Engine::Impl {
     }
     for (int k = 0; k < kStreamsPerRank; ++k) {
       Stream& st = streams[stream_id(rank, static_cast<StreamKind>(k))];
-      st.pending = OpQueue();
+      st.pending.clear();
       st.active = false;
       st.wakes.clear();
     }
@@ -481,24 +540,32 @@ struct Engine::Impl {
     ++rank_ops;
     st.active = false;
     st.head_since = now;
+    if (st.has_listeners) notify_listeners(s);
+    try_start(s);
+  }
+
+  // Wakes the processes waiting for stream s's ops that have ended, and
+  // retries the streams whose head op waited for one of them.
+  void notify_listeners(std::uint32_t s) {
+    Stream& st = streams[s];
     if (!st.wakes.empty()) {
-      std::erase_if(st.wakes, [&](const Wake& w) {
+      st.wakes.erase_if([&](const Wake& w) {
         if (w.index >= st.completed) return false;
         push(now, EventKind::kWake, 0, w.token, w.process);
         return true;
       });
     }
     if (!st.waiters.empty()) {
-      // try_start may register waiters on this stream again: hand it an
-      // empty list, keeping both buffers' capacity.
-      scratch.swap(st.waiters);
+      // try_start may register waiters on this stream again: take the list first.
+      for (std::size_t i = 0; i < st.waiters.size(); ++i) scratch.push_back(st.waiters[i]);
+      st.waiters.clear();
       for (std::uint32_t w : scratch) {
         streams[w].registered_waiter = false;
         try_start(w);
       }
       scratch.clear();
     }
-    try_start(s);
+    st.has_listeners = !st.wakes.empty() || !st.waiters.empty();
   }
 
   void finish_collective(GroupId gid, std::uint64_t seq) {
@@ -507,7 +574,8 @@ struct Engine::Impl {
     assert(it != g.open.end());
     Rendezvous rz = std::move(it->second);
     g.open.erase(it);
-    for (std::size_t p = 0; p < g.members.size(); ++p) {
+    const std::size_t n = g.members.size();
+    for (std::size_t p = 0; p < n; ++p) {
       if (dead[static_cast<std::size_t>(g.members[p])]) continue;
       finish_head(stream_id(g.members[p], StreamKind::kComm), rz.start, rz.arrival[p]);
     }
@@ -605,7 +673,9 @@ void Engine::wake_when_done(OpRef op, Process& process, std::uint64_t token) {
   if (impl_->is_done(op)) {
     impl_->push(impl_->now, EventKind::kWake, 0, token, &process);
   } else {
-    impl_->streams[op.stream].wakes.push_back(Wake{op.index, &process, token});
+    Stream& st = impl_->streams[op.stream];
+    st.wakes.push_back(Wake{op.index, &process, token});
+    st.has_listeners = true;
   }
 }
 
