@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include "models/ddp_job.hpp"
+#include "scenarios/runner.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace {
@@ -74,9 +75,20 @@ void BM_ResNet50FastPath(benchmark::State& state) { run_resnet50(state, true); }
 
 // The targets: 1,024 ranks x 100 iterations; 100,000 ranks x 10.
 BENCHMARK(BM_ResNet50)->Args({1024, 100})->Args({100000, 10})->Unit(benchmark::kMillisecond);
-// Cost against ranks x iterations: four sizes, a fitted slope (BigO, ns per rank-iteration) and its RMS.
+// Cost against ranks x iterations: four sizes, a fitted slope (BigO, ns per
+// rank-iteration) and its RMS. 100 iterations: the steady state, which the
+// set-up (allocating and first touching every rank's state) does not swamp;
+// the _short variant, 10 iterations, shows the set-up's share.
 BENCHMARK(BM_ResNet50)
     ->Name("BM_ResNet50_scaling")
+    ->Args({1024, 100})
+    ->Args({4096, 100})
+    ->Args({16384, 100})
+    ->Args({65536, 100})
+    ->Complexity(benchmark::oN)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ResNet50)
+    ->Name("BM_ResNet50_scaling_short")
     ->Args({1024, 10})
     ->Args({4096, 10})
     ->Args({16384, 10})
@@ -85,6 +97,29 @@ BENCHMARK(BM_ResNet50)
     ->Unit(benchmark::kMillisecond);
 // Symmetric: one rank simulated for all, whatever W.
 BENCHMARK(BM_ResNet50FastPath)->Args({1024, 100})->Args({1000000, 100})->Unit(benchmark::kMillisecond);
+
+// The two engines on bench/resnet50_64.yaml (ResNet-50, 64 GPUs on 8 nodes,
+// 100 iterations): the scenario's whole sweep (W = 64 and the W = 1
+// baseline), without the process start and the YAML parse both share.
+// SimGrid runs once per process (netsim/simgrid_engine.hpp), so each case is
+// one iteration; the SimGrid cases include loading the module and building
+// the platform, which every SimGrid run pays.
+void run_engine(benchmark::State& state, const char* engine, bool per_rank) {
+  ddpsim::scenarios::Scenario scenario = ddpsim::scenarios::load_scenario(DDPSIM_SOURCE_DIR "/bench/resnet50_64.yaml");
+  scenario.engine = engine;
+  scenario.job.fast_path = !per_rank;
+  for (auto _ : state) {
+    const auto result = ddpsim::scenarios::run_scenario(scenario);
+    benchmark::DoNotOptimize(result.rows.back().run.step_ms);
+  }
+}
+void BM_Engine_analytic(benchmark::State& state) { run_engine(state, "analytic", false); }
+void BM_Engine_analytic_per_rank(benchmark::State& state) { run_engine(state, "analytic", true); }
+void BM_Engine_simgrid(benchmark::State& state) { run_engine(state, "simgrid", false); }
+BENCHMARK(BM_Engine_analytic)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Engine_analytic_per_rank)->Unit(benchmark::kMillisecond);
+// Last: it must be the process's only SimGrid run.
+BENCHMARK(BM_Engine_simgrid)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
