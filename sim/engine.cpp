@@ -522,18 +522,17 @@ struct Engine::Impl {
     const Op op = std::move(st.pending.front());
     st.pending.pop_front();
     if (!observers.empty()) {
-      OpRecord rec;
-      rec.rank = static_cast<int>(s / kStreamsPerRank);
-      rec.stream = static_cast<StreamKind>(s % kStreamsPerRank);
-      rec.label = op.label;
-      rec.ready = st.head_since;
-      rec.start = start;
-      rec.end = now;
-      rec.after = op.after();
-      rec.is_collective = op.is_collective;
-      rec.collective = op.collective();
-      rec.group_seq = op.group_seq;
-      rec.arrival = arrival;
+      const OpRecord rec{.rank = static_cast<int>(s / kStreamsPerRank),
+                         .stream = static_cast<StreamKind>(s % kStreamsPerRank),
+                         .label = op.label,
+                         .ready = st.head_since,
+                         .start = start,
+                         .end = now,
+                         .after = op.after(),
+                         .is_collective = op.is_collective,
+                         .collective = op.collective(),
+                         .group_seq = op.group_seq,
+                         .arrival = arrival};
       for (Observer* o : observers) o->on_op(rec);
     }
     ++st.completed;
