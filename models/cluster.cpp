@@ -16,6 +16,15 @@ ClusterSpec single_switch(int gpus, const NetworkParams& net) {
   return c;
 }
 
+std::string_view to_string(Fabric::Topology topology) {
+  switch (topology) {
+    case Fabric::Topology::kStar: return "star";
+    case Fabric::Topology::kRing: return "ring";
+    case Fabric::Topology::kFatTree: return "fat_tree";
+  }
+  return "?";
+}
+
 std::string_view to_string(Algorithm algorithm) {
   return algorithm == Algorithm::kRing ? "ring" : "hierarchical";
 }
@@ -38,6 +47,11 @@ Hop route(const ClusterSpec& cluster, int a, int b) {
     bw = std::min(bw, f.nodes_per_switch * cluster.nics_per_node * f.bandwidth_GBps / f.oversubscription);
   }
   return {f.latency, bw};
+}
+
+bool runs_hierarchical(Algorithm algorithm, const ClusterSpec& cluster, int world_size) {
+  const int g = cluster.gpus_per_node;
+  return algorithm == Algorithm::kHierarchical && g > 1 && world_size > g && world_size % g == 0;
 }
 
 sim::Time hierarchical_all_reduce_time(const Hop& intra, const Hop& inter, sim::Time launch, std::int64_t bytes,
@@ -104,7 +118,7 @@ sim::Time AnalyticTimer::time(const sim::Collective& c, int w, const std::vector
   const bool reduce = c.kind == sim::CollectiveKind::kAllReduce || c.kind == sim::CollectiveKind::kBarrier;
   const int g = cluster_.gpus_per_node;
   sim::Time worst;
-  if (reduce && algorithm_ == Algorithm::kHierarchical && g > 1 && w > g && w % g == 0) {
+  if (reduce && runs_hierarchical(algorithm_, cluster_, w)) {
     // Every node's ring is alike, and so is every local GPU's inter-node
     // ring, except around a slow rank: take the slowest of each kind.
     const int nodes = w / g;

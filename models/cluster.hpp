@@ -59,6 +59,8 @@ ClusterSpec single_switch(int gpus, const NetworkParams& net);
 
 enum class Algorithm : std::uint8_t { kRing, kHierarchical };
 std::string_view to_string(Algorithm algorithm);
+/// The scenario file's spelling: "star", "ring" or "fat_tree".
+std::string_view to_string(Fabric::Topology topology);
 
 /// A rank whose links run `factor` times slower (the slow_link fault).
 struct SlowLink {
@@ -103,6 +105,11 @@ class AnalyticTimer final : public CollectiveTimer {
 
 /// The hop from rank a to rank b on `cluster` (a != b).
 Hop route(const ClusterSpec& cluster, int a, int b);
+/// Whether an all-reduce over the first `world_size` ranks runs as
+/// `algorithm` says hierarchically: only over two or more whole nodes of
+/// several GPUs; anything else (one node, a partial node) is the flat ring.
+/// Both engines decide by it.
+bool runs_hierarchical(Algorithm algorithm, const ClusterSpec& cluster, int world_size);
 /// Hierarchical all-reduce on `nodes` full nodes: intra-node reduce-scatter,
 /// one inter-node ring all-reduce per local GPU (n / G bytes each, all at
 /// once), intra-node all-gather. Assumes each inter-node ring has a NIC to

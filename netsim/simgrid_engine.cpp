@@ -16,6 +16,7 @@ namespace sg4 = simgrid::s4u;
 using models::Fabric;
 using models::Hop;
 using models::SlowLink;
+using models::runs_hierarchical;
 
 namespace {
 
@@ -34,8 +35,7 @@ class Platform {
     const bool star = cluster.intra.topology != Fabric::Topology::kRing;
     const double intra_lat = cluster.intra.latency.us() * (star ? 0.5e-6 : 1e-6);
     for (int n = 0; n < nodes; ++n) {
-      const int links = star ? g : (g == 2 ? 1 : g);
-      for (int i = 0; i < links && g > 1; ++i) {
+      for (int i = 0; i < gpu_links_per_node() && g > 1; ++i) {
         gpu_links_.push_back(make_link("n" + std::to_string(n) + (star ? "-nvl" : "-ring") + std::to_string(i),
                                        cluster.intra.bandwidth_GBps * 1e9, intra_lat, cluster.intra.full_duplex));
       }
@@ -70,7 +70,7 @@ class Platform {
     const int g = cluster_.gpus_per_node, node = r / g, i = r % g;
     if (g > 1) {
       if (cluster_.intra.topology == Fabric::Topology::kRing) {
-        const int links = g == 2 ? 1 : g;
+        const int links = gpu_links_per_node();
         out.push_back(gpu_link(node, i % links));
         if (links > 1) out.push_back(gpu_link(node, (i + g - 1) % g));
       } else {
@@ -107,9 +107,13 @@ class Platform {
     return sg4::LinkInRoute(l.link, up ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
   }
 
+  // A link per GPU, star or ring; except that a ring of two GPUs is one link.
+  int gpu_links_per_node() const {
+    const int g = cluster_.gpus_per_node;
+    return cluster_.intra.topology == Fabric::Topology::kRing && g == 2 ? 1 : g;
+  }
   sg4::Link* gpu_link(int node, int i) const {
-    const int per_node = cluster_.intra.topology == Fabric::Topology::kRing && cluster_.gpus_per_node == 2 ? 1 : cluster_.gpus_per_node;
-    return gpu_links_[static_cast<std::size_t>(node * per_node + i)].link;
+    return gpu_links_[static_cast<std::size_t>(node * gpu_links_per_node() + i)].link;
   }
   sg4::Link* nic(int r) const { return nic_links_[static_cast<std::size_t>(nic_index(r))].link; }
   int nic_index(int r) const {
@@ -122,7 +126,7 @@ class Platform {
     const int node_a = a / g, node_b = b / g;
     std::vector<sg4::LinkInRoute> route;
     if (node_a == node_b) {
-      const int per_node = cluster_.intra.topology == Fabric::Topology::kRing && g == 2 ? 1 : g;
+      const int per_node = gpu_links_per_node();
       const auto& links = gpu_links_;
       const auto at = [&](int i) { return links[static_cast<std::size_t>(node_a * per_node + i)]; };
       if (cluster_.intra.topology != Fabric::Topology::kRing) {
@@ -165,11 +169,6 @@ class Platform {
   std::vector<Link> gpu_links_, nic_links_, uplinks_;
   std::set<Pair> routes_;
 };
-
-bool hierarchical(Algorithm algorithm, const ClusterSpec& cluster, int w) {
-  const int g = cluster.gpus_per_node;
-  return algorithm == Algorithm::kHierarchical && g > 1 && w > g && w % g == 0;
-}
 
 // Every transfer pattern a collective over W ranks uses: its routes must exist before the platform is sealed.
 std::vector<Pair> ring_pairs(int first, int count, int stride) {
@@ -230,7 +229,7 @@ class SimgridTimer final : public CollectiveTimer {
     switch (c.kind) {
       case sim::CollectiveKind::kAllReduce:
       case sim::CollectiveKind::kBarrier: {
-        if (!hierarchical(algorithm_, cluster_, w)) return ring_all_reduce(w, n);
+        if (!runs_hierarchical(algorithm_, cluster_, w)) return ring_all_reduce(w, n);
         const int g = cluster_.gpus_per_node, nodes = w / g;
         std::vector<Pair> intra, inter;
         for (int k = 0; k < nodes; ++k) {
@@ -316,7 +315,7 @@ SimgridStats run(const ClusterSpec& cluster, sim::Time launch_overhead, Algorith
   Platform platform(cluster, max_w);
   for (int w : world_sizes) {
     for (const Pair& p : ring_pairs(0, w, 1)) platform.add_route(p.first, p.second);
-    if (hierarchical(algorithm, cluster, w)) {
+    if (runs_hierarchical(algorithm, cluster, w)) {
       const int g = cluster.gpus_per_node, nodes = w / g;
       for (int k = 0; k < nodes; ++k) {
         for (const Pair& p : ring_pairs(k * g, g, 1)) platform.add_route(p.first, p.second);

@@ -1,5 +1,7 @@
 #include "scenarios/report.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 #include <fmt/ranges.h>
@@ -19,12 +21,6 @@ namespace {
 double ms6(double ms) { return std::round(ms * 1e6) / 1e6; }
 double ratio6(double x) { return std::round(x * 1e6) / 1e6; }
 
-// The named baseline for one row (its bucket cap), models/baseline.hpp.
-double closed_form_ms(const Scenario& scenario, const SweepRow& row) {
-  models::DdpJob job = scenario.job;
-  job.ddp.bucket_cap_bytes = models::bucket_bytes(row.bucket_cap_mb);
-  return models::closed_form_step_ms(job, row.run.world_size);
-}
 
 
 using nlohmann::ordered_json;
@@ -304,9 +300,8 @@ void write_sampler_audit(std::ostream& out, const models::SamplerAudit& a, bool 
 namespace {
 
 std::string fabric_text(const models::Fabric& f) {
-  const std::string_view topology = f.topology == models::Fabric::Topology::kRing      ? "ring"
-                                    : f.topology == models::Fabric::Topology::kFatTree ? "fat tree"
-                                                                                        : "star";
+  std::string topology(models::to_string(f.topology));
+  std::replace(topology.begin(), topology.end(), '_', ' ');  // "fat tree" in prose
   std::string out = fmt::format("{} {:g} GB/s {:g} us", topology, f.bandwidth_GBps, f.latency.us());
   if (f.topology == models::Fabric::Topology::kFatTree) {
     out += fmt::format(" ({} nodes per leaf, {:g}:1 oversubscribed)", f.nodes_per_switch, f.oversubscription);
@@ -348,7 +343,7 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
     const std::string speedup = row.speedup ? fmt::format("{:.1f}x", *row.speedup) : "-";
     const std::string eff = row.efficiency ? fmt::format("{:.1f}%", *row.efficiency * 100) : "-";
     if (result.bucket_sweep) fmt::print(out, "{:<11}", fmt::format("{:g}", row.bucket_cap_mb));
-    const std::string closed = fmt::format("{:.{}f}", closed_form_ms(scenario, row), digits);
+    const std::string closed = fmt::format("{:.{}f}", row.closed_form_ms, digits);
     fmt::print(out, "{:<9}{:<9}{:<13}{:<9}{}", r.world_size, step, closed, speedup, eff);
     if (r.outcome != models::Outcome::kCompleted) fmt::print(out, "  {}", models::to_string(r.outcome));
     if (row.efficiency && !r.ranks.empty()) {
@@ -371,13 +366,13 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
   }
 }
 
-void write_csv(std::ostream& out, const Scenario& scenario, const SweepResult& result) {
+void write_csv(std::ostream& out, const Scenario& /*scenario: every writer takes it*/, const SweepResult& result) {
   out << "bucket_cap_mb,world_size,outcome,step_ms,speedup,efficiency,global_batch,closed_form_ms\n";
   const auto num = [](const std::optional<double>& v) { return v ? fmt::format("{}", ratio6(*v)) : std::string(); };
   for (const SweepRow& row : result.rows) {
     const auto& r = row.run;
     fmt::print(out, "{},{},{},{},{},{},{},{}\n", row.bucket_cap_mb, r.world_size, models::to_string(r.outcome),
-               num(r.step_ms), num(row.speedup), num(row.efficiency), r.global_batch, num(closed_form_ms(scenario, row)));
+               num(r.step_ms), num(row.speedup), num(row.efficiency), r.global_batch, num(row.closed_form_ms));
   }
 }
 
@@ -388,9 +383,7 @@ std::string to_json(const Scenario& scenario, const SweepResult& result) {
   doc["engine"] = result.engine;
   if (const auto& c = scenario.job.cluster) {
     const auto fabric = [](const models::Fabric& f) {
-      ordered_json j = {{"topology", f.topology == models::Fabric::Topology::kRing      ? "ring"
-                                     : f.topology == models::Fabric::Topology::kFatTree ? "fat_tree"
-                                                                                         : "star"},
+      ordered_json j = {{"topology", models::to_string(f.topology)},
                         {"bandwidth_GBps", f.bandwidth_GBps},
                         {"latency_us", f.latency.us()},
                         {"duplex", f.full_duplex ? "full" : "half"}};
@@ -430,7 +423,7 @@ std::string to_json(const Scenario& scenario, const SweepResult& result) {
     run["baseline_step_ms"] = opt(row.baseline_ms);
     run["outcome"] = models::to_string(r.outcome);
     run["step_ms"] = opt(r.step_ms);
-    run["closed_form_step_ms"] = ratio6(closed_form_ms(scenario, row));
+    run["closed_form_step_ms"] = ratio6(row.closed_form_ms);
     run["speedup"] = opt(row.speedup);
     run["efficiency"] = opt(row.efficiency);
     run["global_batch"] = r.global_batch;

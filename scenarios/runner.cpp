@@ -1,5 +1,7 @@
 #include "scenarios/runner.hpp"
 
+#include "models/baseline.hpp"
+
 #include "scenarios/input_error.hpp"
 
 #include <unistd.h>
@@ -135,6 +137,7 @@ SweepResult run_rows(const Scenario& scenario, sim::ChromeTraceWriter* trace, mo
     }
     SweepRow row{models::simulate_ddp(job, w, scenario.seed, trace), {}, cap, {}, {}, {}, {}, {}, {}};
     price_failures(scenario, job, row);
+    row.closed_form_ms = models::closed_form_step_ms(job, w);
     if (scenario.sampler) {
       const SamplerSpec& s = *scenario.sampler;
       row.sampler = models::audit_sampler({s.dataset_size, w, s.shuffle, scenario.seed, s.drop_last}, job.local_batch_size,

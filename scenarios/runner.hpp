@@ -41,6 +41,7 @@ struct SweepRow {
   std::optional<models::RestartReport> restarts;  ///< failures over the horizon
   std::optional<CrashRecovery> crash_recovery;
   std::optional<ElasticRestart> elastic;
+  double closed_form_ms = 0;  ///< the named baseline at this W and cap (models/baseline.hpp)
 };
 
 struct SweepResult {
