@@ -197,7 +197,8 @@ struct Rendezvous {
   bool uniform = true;
   Collective first;
   OpLabel first_label;
-  int count = 0;
+  int recorded = 0;  // members that reached it
+  int count = 0;     // of those, the ones that wait in it (not a gloo rank that dies as it arrives)
   Collective collective;  // what runs
   Time start;
   Time first_arrival;
@@ -209,11 +210,11 @@ struct Rendezvous {
     collectives.clear();
     labels.clear();
     uniform = true;
-    count = 0;
+    recorded = count = 0;
     stalled = false;
   }
   void record(std::size_t pos, Collective c, OpLabel l, Time at) {
-    if (count == 0) {
+    if (recorded == 0) {
       first = c;
       first_label = l;
     } else if (uniform && !(same(c, first) && same(l, first_label))) {
@@ -233,7 +234,7 @@ struct Rendezvous {
     }
     arrival[pos] = at;
     arrived[pos] = 1;
-    ++count;
+    ++recorded;
   }
   /// What the member at `pos` issued (nothing yet: a default Collective).
   Collective collective_of(std::size_t pos) const {
@@ -402,7 +403,7 @@ struct Engine::Impl {
         }
       }
     }
-    if (rz.count < static_cast<int>(n)) return;
+    if (++rz.count < static_cast<int>(n)) return;
     resolve(op.group, op.group_seq, rz);
   }
 

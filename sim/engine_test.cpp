@@ -282,6 +282,24 @@ TEST_CASE("a crashed rank never arrives: nccl peers wait for the watchdog, gloo 
   }
 }
 
+TEST_CASE("gloo: a rank arriving after a member died fails with it; the collective stays open") {
+  Engine e(3, fixed_cost(1), with(Backend::kGloo, 600));
+  all_reduce(e, 0, 64);  // ranks 0 and 1 wait from t = 0
+  all_reduce(e, 1, 64);
+  e.schedule_crash(1, ms(1), "killed");  // takes rank 0 with it
+  e.enqueue(2, StreamKind::kCompute, ms(5), {0, 0});
+  e.enqueue_collective(2, Engine::kWorld, {CollectiveKind::kAllReduce, 64}, {1, 0},
+                       OpRef{Engine::stream_id(2, StreamKind::kCompute), 0});
+  const RunSummary s = e.run();
+  REQUIRE(s.crashes.size() == 3);
+  CHECK(s.crashes[2].rank == 2);
+  CHECK(s.crashes[2].at == ms(5));
+  CHECK(s.crashes[2].message.find("Connection closed by peer (rank 0 exited)") != std::string::npos);
+  // Every member reached it, but it never ran.
+  REQUIRE(s.open.size() == 1);
+  for (const MemberState& m : s.open.front().members) CHECK(m.arrived);
+}
+
 TEST_CASE("the watchdog stops the job at its deadline, even while other ranks still compute") {
   Engine e(3, fixed_cost(1), with(Backend::kNccl, 1));  // 1 s
   all_reduce(e, 0, 64);
