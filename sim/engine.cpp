@@ -345,7 +345,6 @@ struct Engine::Impl {
     events.push(at, Event{kind, target, payload, process});
   }
 
-
   bool is_done(const OpRef& ref) const { return streams[ref.stream].completed > ref.index; }
 
   void check_enqueued(const std::optional<OpRef>& ref) const {
