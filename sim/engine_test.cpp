@@ -53,6 +53,53 @@ TEST_CASE("a stream runs its operations one at a time, in order") {
   CHECK(rec.ops[1].end == ms(3));
 }
 
+TEST_CASE("queues, waiters and wakes beyond what a stream holds in place keep their order") {
+  // A stream holds 8 queued ops, 2 waiting streams and 1 wake in place. Here
+  // 8 ops are queued, 3 have run when a process queues 12 more (the queue
+  // outgrows its place while its head is mid-way), 4 streams wait on one op
+  // and 3 processes on one stream.
+  struct Waker final : Process {
+    std::vector<std::pair<std::uint64_t, Time>>* log = nullptr;
+    void on_wake(Engine& e, std::uint64_t token) override { log->emplace_back(token, e.now()); }
+  };
+  struct Feeder final : Process {
+    void on_wake(Engine& e, std::uint64_t) override {
+      for (std::uint32_t i = 8; i < 20; ++i) e.enqueue(0, StreamKind::kCompute, ms(1), {0, i});
+    }
+  };
+  Engine e(5, fixed_cost(0));
+  Recorder rec;
+  e.add_observer(rec);
+  std::vector<OpRef> ops;
+  for (std::uint32_t i = 0; i < 8; ++i) ops.push_back(e.enqueue(0, StreamKind::kCompute, ms(1), {0, i}));
+  Feeder feeder;
+  e.wake_when_done(ops[2], feeder, 0);  // at 3 ms
+  for (int r = 1; r < 5; ++r) e.enqueue(r, StreamKind::kCompute, ms(r), {1, 0}, ops[5]);
+  std::vector<std::pair<std::uint64_t, Time>> log;
+  Waker w[3];
+  for (std::uint64_t k = 0; k < 3; ++k) {
+    w[k].log = &log;
+    e.wake_when_done(ops[7 - k], w[k], k);  // ends at 8, 7, 6 ms
+  }
+  const RunSummary s = e.run();
+  CHECK_FALSE(s.hung());
+  std::vector<std::uint32_t> order;
+  for (const OpRecord& r : rec.ops) {
+    if (r.rank != 0) {
+      CHECK(r.start == ms(6));  // every waiter starts when op 5 ends
+      CHECK(r.end == ms(6 + r.rank));
+      continue;
+    }
+    order.push_back(r.label.iteration);
+    CHECK(r.end == ms(r.label.iteration + 1));
+  }
+  std::vector<std::uint32_t> expected(20);
+  for (std::uint32_t i = 0; i < 20; ++i) expected[i] = i;
+  CHECK(order == expected);
+  const std::vector<std::pair<std::uint64_t, Time>> woken{{2, ms(6)}, {1, ms(7)}, {0, ms(8)}};
+  CHECK(log == woken);
+}
+
 TEST_CASE("a cross-stream dependency delays the start, not the stream's readiness") {
   Engine e(1, fixed_cost(0));
   Recorder rec;
