@@ -79,22 +79,13 @@ BENCHMARK(BM_ResNet50)->Args({1024, 100})->Args({100000, 10})->Unit(benchmark::k
 // rank-iteration) and its RMS. 100 iterations: the steady state, which the
 // set-up (allocating and first touching every rank's state) does not swamp;
 // the _short variant, 10 iterations, shows the set-up's share.
-BENCHMARK(BM_ResNet50)
-    ->Name("BM_ResNet50_scaling")
-    ->Args({1024, 100})
-    ->Args({4096, 100})
-    ->Args({16384, 100})
-    ->Args({65536, 100})
-    ->Complexity(benchmark::oN)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_ResNet50)
-    ->Name("BM_ResNet50_scaling_short")
-    ->Args({1024, 10})
-    ->Args({4096, 10})
-    ->Args({16384, 10})
-    ->Args({65536, 10})
-    ->Complexity(benchmark::oN)
-    ->Unit(benchmark::kMillisecond);
+template <int Iterations>
+void scaling_sizes(benchmark::internal::Benchmark* b) {
+  for (int ranks : {1024, 4096, 16384, 65536}) b->Args({ranks, Iterations});
+  b->Complexity(benchmark::oN)->Unit(benchmark::kMillisecond);
+}
+BENCHMARK(BM_ResNet50)->Name("BM_ResNet50_scaling")->Apply(scaling_sizes<100>);
+BENCHMARK(BM_ResNet50)->Name("BM_ResNet50_scaling_short")->Apply(scaling_sizes<10>);
 // Symmetric: one rank simulated for all, whatever W.
 BENCHMARK(BM_ResNet50FastPath)->Args({1024, 100})->Args({1000000, 100})->Unit(benchmark::kMillisecond);
 

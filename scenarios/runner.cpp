@@ -1,20 +1,20 @@
 #include "scenarios/runner.hpp"
 
-#include "models/baseline.hpp"
-
-#include "scenarios/input_error.hpp"
-
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <exception>
-#include <mutex>
-#include <thread>
 #include <functional>
+#include <mutex>
 #include <string>
+#include <thread>
+
 #include <fmt/format.h>
+
+#include "models/baseline.hpp"
+#include "scenarios/input_error.hpp"
 
 namespace ddpsim::scenarios {
 

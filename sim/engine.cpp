@@ -199,7 +199,6 @@ struct Rendezvous {
   OpLabel first_label;
   int recorded = 0;  // members that reached it
   int count = 0;     // of those, the ones that wait in it (not a gloo rank that dies as it arrives)
-  Collective collective;  // what runs
   Time start;
   Time first_arrival;
   bool stalled = false;
@@ -334,7 +333,7 @@ struct Engine::Impl {
   std::vector<Stream> streams;
   std::vector<Group> groups;
   EventQueue events;
-  std::vector<std::uint32_t> scratch;  // reused by finish_head
+  std::vector<std::uint32_t> scratch;  // notify_listeners' copy of a waiter list (kept for its storage)
   std::vector<Rendezvous> spare_rendezvous;  // finished ones, their buffers kept
   Time now;
   std::uint64_t events_run = 0;
@@ -389,7 +388,6 @@ struct Engine::Impl {
         spare_rendezvous.pop_back();
       }
       rz.reset(n);
-      rz.collective = op.collective();
       rz.first_arrival = now;
       if (options.watchdog_timeout > Time::zero()) deadlines.emplace(now + options.watchdog_timeout, op.group, op.group_seq);
     }
@@ -469,14 +467,14 @@ struct Engine::Impl {
     }
     deadlines.erase({rz.first_arrival + options.watchdog_timeout, gid, seq});
     rz.start = now;
-    rz.collective = as_sent(rz.collective_of(0));
+    const Collective runs = as_sent(rz.collective_of(0));
     for (std::size_t p = 0; !rz.uniform && p < rz.labels.size(); ++p) {
       if (!Rendezvous::same(rz.labels[p], rz.labels[0])) {
         misalignments.push_back(Misalignment{gid, seq, now, g.members, rz.labels});
         break;
       }
     }
-    Time duration = cost(rz.collective, static_cast<int>(g.members.size()));
+    Time duration = cost(runs, static_cast<int>(g.members.size()));
     if (options.fingerprint_bytes > 0) {
       const auto n = static_cast<std::int64_t>(g.members.size());
       duration += cost(Collective{CollectiveKind::kAllGather, options.fingerprint_bytes * n}, static_cast<int>(n));
