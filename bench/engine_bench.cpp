@@ -4,6 +4,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include <optional>
+
 #include "models/ddp_job.hpp"
 #include "scenarios/runner.hpp"
 #include "scenarios/scenario.hpp"
@@ -55,10 +57,9 @@ ddpsim::models::DdpJob resnet50_job(int iterations, bool fast_path) {
   return job;
 }
 
-void run_resnet50(benchmark::State& state, bool fast_path) {
+// Simulates `job` on range(0) ranks (its iterations: range(1)).
+void run_job(benchmark::State& state, const ddpsim::models::DdpJob& job) {
   const int ranks = static_cast<int>(state.range(0));
-  const int iterations = static_cast<int>(state.range(1));
-  const auto job = resnet50_job(iterations, fast_path);
   std::uint64_t rank_events = 0;
   for (auto _ : state) {
     const auto r = ddpsim::models::simulate_ddp(job, ranks, 1);
@@ -67,11 +68,28 @@ void run_resnet50(benchmark::State& state, bool fast_path) {
   }
   state.counters["rank_events"] = static_cast<double>(rank_events) / static_cast<double>(state.iterations());
   state.counters["rank_events_per_s"] = benchmark::Counter(static_cast<double>(rank_events), benchmark::Counter::kIsRate);
-  state.SetComplexityN(static_cast<std::int64_t>(ranks) * iterations);
+  state.SetComplexityN(static_cast<std::int64_t>(ranks) * job.iterations);
 }
 
-void BM_ResNet50(benchmark::State& state) { run_resnet50(state, false); }
-void BM_ResNet50FastPath(benchmark::State& state) { run_resnet50(state, true); }
+int iterations(const benchmark::State& state) { return static_cast<int>(state.range(1)); }
+
+void BM_ResNet50(benchmark::State& state) { run_job(state, resnet50_job(iterations(state), false)); }
+void BM_ResNet50FastPath(benchmark::State& state) { run_job(state, resnet50_job(iterations(state), true)); }
+
+// The same job with jitter stragglers: every rank, every iteration, an
+// exponential delay of mean 2 ms, so ranks never share an instant (what
+// measured GPUs do). Every rank is simulated; simulate_ddp runs such jobs
+// rank-major; _time_order forces the engine's other schedule.
+ddpsim::models::DdpJob jitter_job(int iterations, std::optional<ddpsim::sim::Schedule> schedule) {
+  auto job = resnet50_job(iterations, false);
+  job.straggler = ddpsim::models::JitterStraggler{ddpsim::models::JitterDistribution::kExponential, Time::from_ms(2), Time{}};
+  job.schedule = schedule;
+  return job;
+}
+void BM_ResNet50Jitter(benchmark::State& state) { run_job(state, jitter_job(iterations(state), std::nullopt)); }
+void BM_ResNet50Jitter_time_order(benchmark::State& state) {
+  run_job(state, jitter_job(iterations(state), ddpsim::sim::Schedule::kTimeOrder));
+}
 
 // The targets: 1,024 ranks x 100 iterations; 100,000 ranks x 10.
 BENCHMARK(BM_ResNet50)->Args({1024, 100})->Args({100000, 10})->Unit(benchmark::kMillisecond);
@@ -86,6 +104,8 @@ void scaling_sizes(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_ResNet50)->Name("BM_ResNet50_scaling")->Apply(scaling_sizes<100>);
 BENCHMARK(BM_ResNet50)->Name("BM_ResNet50_scaling_short")->Apply(scaling_sizes<10>);
+BENCHMARK(BM_ResNet50Jitter)->Name("BM_ResNet50Jitter_scaling")->Apply(scaling_sizes<30>);
+BENCHMARK(BM_ResNet50Jitter_time_order)->Args({1024, 30})->Args({16384, 30})->Unit(benchmark::kMillisecond);
 // Symmetric: one rank simulated for all, whatever W.
 BENCHMARK(BM_ResNet50FastPath)->Args({1024, 100})->Args({1000000, 100})->Unit(benchmark::kMillisecond);
 

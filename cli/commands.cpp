@@ -45,6 +45,7 @@ struct RunOptions {
   std::string json, trace, csv, plot;
   std::string engine;  ///< overrides the scenario's `engine` when given
   bool per_rank = false;  ///< no symmetric fast path
+  std::string schedule;   ///< the engine's schedule for every-rank runs; empty: chosen per job
   int threads = 0;        ///< 0: one per core
   int trace_ranks = 256;  ///< ranks per run in the trace; 0: all
 };
@@ -53,6 +54,8 @@ int run(const RunOptions& opt) {
   auto scenario = ddpsim::scenarios::load_scenario(opt.scenario);
   if (!opt.engine.empty()) scenario.engine = opt.engine;
   if (opt.per_rank) scenario.job.fast_path = false;
+  if (opt.schedule == "time-order") scenario.job.schedule = ddpsim::sim::Schedule::kTimeOrder;
+  if (opt.schedule == "rank-major") scenario.job.schedule = ddpsim::sim::Schedule::kRankMajor;
   if (scenario.engine == "simgrid" && !ddpsim::netsim::simgrid_available()) {
     throw InputError({opt.scenario, 0, 0}, "engine", "'simgrid'",
                      "expected an engine this ddpsim can run (" + ddpsim::netsim::simgrid_unavailable_reason() + ")");
@@ -368,6 +371,10 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--per-rank", run_opt.per_rank,
                     "Simulate every rank even when all run the same program (the fast path simulates one; "
                     "same output, docs/cost-models.md#symmetric-jobs)");
+  run_cmd->add_option("--schedule", run_opt.schedule,
+                      "The engine's event order when every rank is simulated: time-order or rank-major (default: "
+                      "chosen per job; same output, docs/cost-models.md#two-schedules-one-result)")
+      ->check(CLI::IsMember({"time-order", "rank-major"}));
 
   std::string check_path;
   CLI::App* check_cmd = app.add_subcommand("check", "Validate a scenario without simulating it");

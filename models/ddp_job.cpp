@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -527,7 +528,8 @@ namespace {
 // Simulates `simulated` ranks of a job whose collectives run over
 // `world_size` ranks: all of them, or (the symmetric fast path) rank 0
 // alone standing for every rank.
-RunResult simulate_ranks(const DdpJob& job, int simulated, int world_size, std::uint64_t seed, sim::Observer* trace) {
+RunResult simulate_ranks(const DdpJob& job, int simulated, int world_size, std::uint64_t seed, sim::Observer* trace,
+                         sim::Schedule schedule) {
   if (job.iterations < 1 || job.epochs < 1) throw std::invalid_argument("at least one iteration is needed");
   if (job.warmup_iterations < 0 || job.warmup_iterations >= job.total_iterations()) {
     throw std::invalid_argument("warm-up must leave at least one measured iteration");
@@ -556,7 +558,7 @@ RunResult simulate_ranks(const DdpJob& job, int simulated, int world_size, std::
       [timer, &slow, simulated, world_size](const sim::Collective& c, int n) {
         return timer->time(c, n == simulated ? world_size : n, slow);
       },
-      sim::EngineOptions{job.backend, job.watchdog_timeout, job.fingerprint ? kFingerprintBytes : 0});
+      sim::EngineOptions{job.backend, job.watchdog_timeout, job.fingerprint ? kFingerprintBytes : 0, schedule});
   Accounting accounting(simulated, job.warmup_iterations, job.ddp.gradient_accumulation);
   engine.add_observer(accounting);
   if (trace != nullptr) engine.add_observer(*trace);
@@ -613,6 +615,38 @@ RunResult simulate_ranks(const DdpJob& job, int simulated, int world_size, std::
   out.rank_ops = summary.rank_ops;
   out.end = summary.end;
   return out;
+}
+
+// Faults that only slow a rank or a link down: the ranks still meet in
+// every collective, as the rank-major schedule needs.
+bool keeps_lockstep(const Fault& f) {
+  return f.type == FaultType::kSlowdown || f.type == FaultType::kSlowLink || f.type == FaultType::kRank0Artifact;
+}
+
+// Time order sweeps the ranks that share an instant in memory order, which
+// is fast while ranks move in lockstep (no straggler, one slow rank);
+// ranks with independent random delays never share one, and rank-major
+// order is then 2.5 to 3 times faster (bench/README.md#schedules). A
+// trace lists events in time order.
+sim::Schedule choose_schedule(const DdpJob& job, const sim::Observer* trace) {
+  if (trace != nullptr) return sim::Schedule::kTimeOrder;
+  if (job.schedule) return *job.schedule;
+  const bool jitter = std::holds_alternative<JitterStraggler>(job.straggler);
+  return jitter && std::all_of(job.faults.begin(), job.faults.end(), keeps_lockstep) ? sim::Schedule::kRankMajor
+                                                                                     : sim::Schedule::kTimeOrder;
+}
+
+// A rank-major run that reaches what only time order simulates (a crash,
+// ranks that disagree, the watchdog) is run again in time order.
+RunResult simulate_ranks(const DdpJob& job, int simulated, int world_size, std::uint64_t seed, sim::Observer* trace) {
+  if (choose_schedule(job, trace) == sim::Schedule::kRankMajor) {
+    try {
+      return simulate_ranks(job, simulated, world_size, seed, nullptr, sim::Schedule::kRankMajor);
+    } catch (const sim::NeedsTimeOrder&) {
+      // below
+    }
+  }
+  return simulate_ranks(job, simulated, world_size, seed, trace, sim::Schedule::kTimeOrder);
 }
 
 }  // namespace

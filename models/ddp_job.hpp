@@ -43,6 +43,9 @@ struct DdpJob {
   sim::Time watchdog_timeout = sim::Time::from_ms(600'000);  ///< zero: no watchdog
   bool fingerprint = false;   ///< TORCH_DISTRIBUTED_DEBUG=DETAIL: fail at the first divergent collective
   bool fast_path = true;      ///< symmetric jobs: simulate one rank for all (simulate_ddp); false: always rank by rank
+  /// The engine's schedule for every-rank runs; unset: chosen per job
+  /// (simulate_ddp). Both give the same results; a trace always gets kTimeOrder.
+  std::optional<sim::Schedule> schedule;
   int total_iterations() const { return iterations * epochs; }
 };
 
@@ -144,6 +147,11 @@ std::string op_name(sim::OpLabel label);
 bool symmetric(const DdpJob& job);
 
 /// Simulates `job` on `world_size` ranks. `trace`, if given, sees every op.
+/// Every rank simulated runs on the engine's time-order schedule, or
+/// rank-major (each rank runs ahead to its next collective) when ranks
+/// rarely share an instant (a jitter straggler model), where it is faster;
+/// a rank-major run that crashes, hangs or sees ranks disagree is run again
+/// in time order. The results are the same (tests/CMakeLists.txt: schedule.*).
 /// A symmetric job (with fast_path, without a trace) is simulated exactly
 /// by one rank whose collectives are priced over W, at a cost that does not
 /// grow with W; the result is the same as rank by rank (tests/fastpath.cmake).

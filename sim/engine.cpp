@@ -106,6 +106,10 @@ class SmallList {
     }
     ++size_;
   }
+  void pop_back() {
+    --size_;
+    if (size_ >= N) spill_.pop_back();
+  }
   void clear() {
     size_ = 0;
     spill_.clear();
@@ -201,7 +205,12 @@ struct Rendezvous {
   int count = 0;     // of those, the ones that wait in it (not a gloo rank that dies as it arrives)
   Time start;
   Time first_arrival;
+  Time earliest_arrival, last_arrival;  // the latter: when the collective starts
   bool stalled = false;
+  // kRankMajor: resolved, it ends at `done_at`; `delivered` members were told.
+  bool resolved = false;
+  Time done_at;
+  int delivered = 0;
 
   void reset(std::size_t members) {
     arrival.assign(members, Time{});
@@ -209,8 +218,8 @@ struct Rendezvous {
     collectives.clear();
     labels.clear();
     uniform = true;
-    recorded = count = 0;
-    stalled = false;
+    recorded = count = delivered = 0;
+    stalled = resolved = false;
   }
   void record(std::size_t pos, Collective c, OpLabel l, Time at) {
     if (recorded == 0) {
@@ -233,6 +242,8 @@ struct Rendezvous {
     }
     arrival[pos] = at;
     arrived[pos] = 1;
+    if (recorded == 0 || at < earliest_arrival) earliest_arrival = at;
+    if (recorded == 0 || last_arrival < at) last_arrival = at;
     ++recorded;
   }
   /// What the member at `pos` issued (nothing yet: a default Collective).
@@ -256,13 +267,42 @@ struct Group {
   int dead_members = 0;
 };
 
-enum class EventKind : std::uint8_t { kOpDone, kCollectiveDone, kWake, kCrash };
+// kMemberDone: kRankMajor's end of a collective for one member.
+enum class EventKind : std::uint8_t { kOpDone, kCollectiveDone, kWake, kCrash, kMemberDone };
 
 struct Event {
   EventKind kind;
-  std::uint32_t target;    // stream (kOpDone), group (kCollectiveDone) or rank (kCrash)
-  std::uint64_t payload;   // group sequence number, wake token or crash message index
+  std::uint32_t target;    // stream (kOpDone, kWake, kMemberDone), group (kCollectiveDone) or rank (kCrash)
+  std::uint64_t payload;   // group sequence number, wake token, crash message index, collective start (ns)
   Process* process;        // kWake only
+};
+
+// kRankMajor: one rank's pending events, in (time, insertion) order. A
+// rank has a few at a time (an op per busy stream, a wake, a collective's
+// end), so they live in place, sorted on insertion.
+class RankQueue {
+ public:
+  struct Entry {
+    Time at;
+    std::uint64_t order;
+    Event event;
+  };
+  bool empty() const { return list_.empty(); }
+  void push(Time at, const Event& ev) {
+    list_.push_back(Entry{at, next_order_++, ev});
+    for (std::size_t i = list_.size() - 1; i > 0 && later(list_[i - 1], list_[i]); --i) std::swap(list_[i - 1], list_[i]);
+  }
+  Entry pop_front() {
+    const Entry first = list_[0];
+    for (std::size_t i = 1; i < list_.size(); ++i) list_[i - 1] = list_[i];
+    list_.pop_back();
+    return first;
+  }
+
+ private:
+  static bool later(const Entry& a, const Entry& b) { return b.at < a.at || (a.at == b.at && a.order > b.order); }
+  SmallList<Entry, 4> list_;
+  std::uint64_t next_order_ = 0;
 };
 
 // Pending events, ordered by (time, insertion). Events that share a time
@@ -335,13 +375,37 @@ struct Engine::Impl {
   EventQueue events;
   std::vector<std::uint32_t> scratch;  // notify_listeners' copy of a waiter list (kept for its storage)
   std::vector<Rendezvous> spare_rendezvous;  // finished ones, their buffers kept
+  // kRankMajor: each rank's events; whether it waits in a rendezvous; the
+  // rank running (-1: none, as while the model sets up); the latest event run.
+  std::vector<RankQueue> rank_events;
+  std::vector<Rendezvous*> waiting;  // map nodes stay put
+  int running_rank = -1;
+  Time latest;
   Time now;
   std::uint64_t events_run = 0;
   std::uint64_t rank_ops = 0;
 
+  bool rank_major() const { return options.schedule == Schedule::kRankMajor; }
+
   void push(Time at, EventKind kind, std::uint32_t target, std::uint64_t payload,
             Process* process = nullptr) {
+    if (rank_major()) {
+      // Every event of this schedule names a stream; it is its rank's.
+      rank_events[target / kStreamsPerRank].push(at, Event{kind, target, payload, process});
+      return;
+    }
     events.push(at, Event{kind, target, payload, process});
+  }
+
+  // kRankMajor keeps each rank's work on that rank.
+  void check_local(int rank, const std::optional<OpRef>& after) const {
+    if (!rank_major()) return;
+    if (running_rank >= 0 && rank != running_rank) {
+      throw std::logic_error("rank-major schedule: a process woken on one rank enqueued on another");
+    }
+    if (after && static_cast<int>(after->stream / kStreamsPerRank) != rank) {
+      throw std::logic_error("rank-major schedule: an operation depends on another rank's");
+    }
   }
 
   bool is_done(const OpRef& ref) const { return streams[ref.stream].completed > ref.index; }
@@ -392,6 +456,7 @@ struct Engine::Impl {
       if (options.watchdog_timeout > Time::zero()) deadlines.emplace(now + options.watchdog_timeout, op.group, op.group_seq);
     }
     rz.record(pos, op.collective(), op.label, now);
+    if (rank_major()) waiting[static_cast<std::size_t>(rank)] = &rz;  // until the last member arrives
     if (options.backend == Backend::kGloo && g.dead_members > 0) {
       for (int m : g.members) {
         if (dead[static_cast<std::size_t>(m)]) {
@@ -416,6 +481,9 @@ struct Engine::Impl {
     };
     // Every member issued the same collective with the same label (the
     // usual case) needs no per-member check.
+    if (!rz.uniform && rank_major()) {
+      throw NeedsTimeOrder(fmt::format("collective #{} of group {}: its members disagree", seq, gid));
+    }
     if (!rz.uniform) {
       if (options.fingerprint_bytes > 0) {
         // Debug mode compares what each rank calls, before any backend rewriting.
@@ -466,7 +534,7 @@ struct Engine::Impl {
       }
     }
     deadlines.erase({rz.first_arrival + options.watchdog_timeout, gid, seq});
-    rz.start = now;
+    rz.start = rz.last_arrival;  // kTimeOrder: now; kRankMajor may resolve it while running an earlier member
     const Collective runs = as_sent(rz.collective_of(0));
     for (std::size_t p = 0; !rz.uniform && p < rz.labels.size(); ++p) {
       if (!Rendezvous::same(rz.labels[p], rz.labels[0])) {
@@ -480,11 +548,40 @@ struct Engine::Impl {
       duration += cost(Collective{CollectiveKind::kAllGather, options.fingerprint_bytes * n}, static_cast<int>(n));
     }
     if (duration < Time::zero()) throw std::logic_error("collective cost model returned a negative time");
+    if (rank_major()) {
+      // In time order the watchdog would have fired while the first member waited.
+      if (options.watchdog_timeout > Time::zero() && rz.earliest_arrival + options.watchdog_timeout < rz.last_arrival) {
+        throw NeedsTimeOrder(fmt::format("collective #{} of group {}: the watchdog fires", seq, gid));
+      }
+      // Each member learns it when it runs next (deliver).
+      rz.resolved = true;
+      rz.done_at = rz.start + duration;
+      return;
+    }
     push(now + duration, EventKind::kCollectiveDone, gid, seq);
+  }
+
+  // kRankMajor: if the rendezvous rank r waits in has resolved, queues its
+  // end on r's communication stream and says so.
+  bool deliver(int r) {
+    Rendezvous& rz = *waiting[static_cast<std::size_t>(r)];
+    if (!rz.resolved) return false;
+    waiting[static_cast<std::size_t>(r)] = nullptr;
+    push(rz.done_at, EventKind::kMemberDone, stream_id(r, StreamKind::kComm), static_cast<std::uint64_t>(rz.start.count_ns()));
+    if (++rz.delivered == rz.count) {
+      // The comm stream's head is the collective.
+      const Op& op = streams[stream_id(r, StreamKind::kComm)].pending.front();
+      Group& g = groups[op.group];
+      const auto it = g.open.find(op.group_seq);
+      spare_rendezvous.push_back(std::move(it->second));
+      g.open.erase(it);
+    }
+    return true;
   }
 
   // `origin`: the rank whose death this one follows (gloo), or -1.
   void crash(int rank, const std::string& message, int origin = -1) {
+    if (rank_major()) throw NeedsTimeOrder(fmt::format("rank {} crashed: {}", rank, message));
     auto& d = dead[static_cast<std::size_t>(rank)];
     if (d) return;
     d = 1;
@@ -548,7 +645,7 @@ struct Engine::Impl {
     if (!st.wakes.empty()) {
       st.wakes.erase_if([&](const Wake& w) {
         if (w.index >= st.completed) return false;
-        push(now, EventKind::kWake, 0, w.token, w.process);
+        push(now, EventKind::kWake, s, w.token, w.process);
         return true;
       });
     }
@@ -577,6 +674,53 @@ struct Engine::Impl {
       finish_head(stream_id(g.members[p], StreamKind::kComm), rz.start, rz.arrival[p]);
     }
     spare_rendezvous.push_back(std::move(rz));
+  }
+
+  void dispatch(Engine& engine, const Event& ev) {
+    ++events_run;
+    switch (ev.kind) {
+      case EventKind::kOpDone:
+        if (streams[ev.target].active) finish_head(ev.target, streams[ev.target].start, Time{});
+        break;
+      case EventKind::kCollectiveDone:
+        finish_collective(ev.target, ev.payload);
+        break;
+      case EventKind::kMemberDone:  // the comm stream's start is this member's arrival
+        finish_head(ev.target, Time::ns(static_cast<std::int64_t>(ev.payload)), streams[ev.target].start);
+        break;
+      case EventKind::kWake:
+        ev.process->on_wake(engine, ev.payload);
+        break;
+      case EventKind::kCrash:
+        crash(static_cast<int>(ev.target), crash_messages[ev.payload]);
+        break;
+    }
+  }
+
+  // kRankMajor: sweeps the ranks in order, each running its events until
+  // it waits in a collective, until a sweep finds nothing to run. With one
+  // world group a sweep ends the collective every rank waits in, so the
+  // next sweep runs every rank again: the state of one rank at a time is
+  // hot, and the ranks are walked in memory order.
+  void run_rank_major(Engine& engine) {
+    for (bool ran = true; ran;) {
+      ran = false;
+      for (int r = 0; r < world_size; ++r) {
+        const auto ur = static_cast<std::size_t>(r);
+        RankQueue& q = rank_events[ur];
+        running_rank = r;
+        // The last member to arrive goes on at once.
+        while ((!waiting[ur] || deliver(r)) && !q.empty()) {
+          ran = true;
+          const RankQueue::Entry e = q.pop_front();
+          now = e.at;
+          latest = max(latest, now);
+          dispatch(engine, e.event);
+        }
+        running_rank = -1;
+      }
+    }
+    now = latest;
   }
 
   BlockedOp describe_blocked(std::uint32_t s) const {
@@ -615,6 +759,10 @@ Engine::Engine(int world_size, CollectiveCostFn cost, EngineOptions options) : i
   impl_->options = options;
   impl_->dead.assign(static_cast<std::size_t>(world_size), 0);
   impl_->streams.resize(static_cast<std::size_t>(world_size) * kStreamsPerRank);
+  if (options.schedule == Schedule::kRankMajor) {
+    impl_->rank_events.resize(static_cast<std::size_t>(world_size));
+    impl_->waiting.assign(static_cast<std::size_t>(world_size), nullptr);
+  }
   Group world;
   for (int r = 0; r < world_size; ++r) {
     world.members.push_back(r);
@@ -635,6 +783,7 @@ OpRef Engine::enqueue(int rank, StreamKind kind, Time duration, OpLabel label,
   if (rank < 0 || rank >= impl_->world_size) throw std::out_of_range("rank out of range");
   if (duration < Time::zero()) throw std::invalid_argument("operation duration is negative");
   impl_->check_enqueued(after);
+  impl_->check_local(rank, after);
   const std::uint32_t s = stream_id(rank, kind);
   Stream& st = impl_->streams[s];
   if (impl_->dead[static_cast<std::size_t>(rank)]) return OpRef{s, st.enqueued++};  // a dead process issues nothing
@@ -654,6 +803,7 @@ OpRef Engine::enqueue_collective(int rank, GroupId group, Collective collective,
   }
   if (collective.bytes < 0) throw std::invalid_argument("collective size is negative");
   impl_->check_enqueued(after);
+  impl_->check_local(rank, after);
   const auto pos = static_cast<std::size_t>(g.position_of_rank[static_cast<std::size_t>(rank)]);
   const std::uint32_t s = stream_id(rank, StreamKind::kComm);
   Stream& st = impl_->streams[s];
@@ -667,8 +817,9 @@ OpRef Engine::enqueue_collective(int rank, GroupId group, Collective collective,
 
 void Engine::wake_when_done(OpRef op, Process& process, std::uint64_t token) {
   impl_->check_enqueued(op);
+  impl_->check_local(static_cast<int>(op.stream / kStreamsPerRank), std::nullopt);
   if (impl_->is_done(op)) {
-    impl_->push(impl_->now, EventKind::kWake, 0, token, &process);
+    impl_->push(impl_->now, EventKind::kWake, op.stream, token, &process);
   } else {
     Stream& st = impl_->streams[op.stream];
     st.wakes.push_back(Wake{op.index, &process, token});
@@ -684,6 +835,7 @@ void Engine::crash(int rank, std::string message) {
 void Engine::schedule_crash(int rank, Time at, std::string message) {
   if (rank < 0 || rank >= impl_->world_size) throw std::out_of_range("rank out of range");
   if (at < impl_->now) throw std::invalid_argument("crash scheduled in the past");
+  if (impl_->rank_major()) throw NeedsTimeOrder(fmt::format("rank {} is to crash", rank));
   impl_->crash_messages.push_back(std::move(message));
   impl_->push(at, EventKind::kCrash, static_cast<std::uint32_t>(rank), impl_->crash_messages.size() - 1);
 }
@@ -715,28 +867,24 @@ RunSummary Engine::run() {
     m.events.clear();
     return true;
   };
-  while (!m.events.empty()) {
-    if (watchdog_fires_before(m.events.earliest())) break;
-    m.events.run_earliest([&](Time at, const Event& ev) {
-      m.now = at;
-      ++m.events_run;
-      switch (ev.kind) {
-        case EventKind::kOpDone:
-          if (m.streams[ev.target].active) m.finish_head(ev.target, m.streams[ev.target].start, Time{});
-          break;
-        case EventKind::kCollectiveDone:
-          m.finish_collective(ev.target, ev.payload);
-          break;
-        case EventKind::kWake:
-          ev.process->on_wake(*this, ev.payload);
-          break;
-        case EventKind::kCrash:
-          m.crash(static_cast<int>(ev.target), m.crash_messages[ev.payload]);
-          break;
+  if (m.rank_major()) {
+    m.run_rank_major(*this);
+    // A collective still open: the watchdog ends the job, at a time only the global order gives.
+    if (m.options.watchdog_timeout > Time::zero()) {
+      for (const Group& g : m.groups) {
+        if (!g.open.empty()) throw NeedsTimeOrder("a collective never completes and the watchdog is on");
       }
-    });
+    }
+  } else {
+    while (!m.events.empty()) {
+      if (watchdog_fires_before(m.events.earliest())) break;
+      m.events.run_earliest([&](Time at, const Event& ev) {
+        m.now = at;
+        m.dispatch(*this, ev);
+      });
+    }
+    if (!m.watchdog_at) watchdog_fires_before(std::nullopt);
   }
-  if (!m.watchdog_at) watchdog_fires_before(std::nullopt);
   RunSummary summary;
   summary.end = m.now;
   summary.events = m.events_run;

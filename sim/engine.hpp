@@ -4,13 +4,16 @@
 // group. It knows nothing about machine learning: a model issues operations
 // and reads back what happened through an Observer.
 //
-// Ordering contract: events run in (time, insertion sequence) order, so the
-// same calls in the same order give the same run, on any machine.
+// Ordering contract: events run in (time, insertion sequence) order, across
+// ranks (Schedule::kTimeOrder) or within each rank between collectives
+// (kRankMajor), so the same calls in the same order give the same run, on
+// any machine.
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -89,6 +92,33 @@ using CollectiveCostFn = std::function<Time(const Collective&, int group_size)>;
 /// closes every rank's pending collective with it; other mismatches hang.
 enum class Backend : std::uint8_t { kNccl, kGloo };
 
+/// The order the engine runs events in. Both give every operation the same
+/// ready, start, end and arrival times: each is a maximum of earlier ends
+/// and arrivals, which no tie between events can move. They differ in the
+/// order observers see the records, and in what they can simulate.
+enum class Schedule : std::uint8_t {
+  /// Every event in (time, insertion) order across ranks; anything the
+  /// engine models. Observers see records in that order.
+  kTimeOrder,
+  /// Each rank in turn runs its own events in (time, insertion) order until
+  /// it waits in a collective (the only place ranks meet), then the next
+  /// rank; a collective's members go on once the last has arrived. A rank's
+  /// state stays in cache while it runs, which is what makes a large world
+  /// fast. Observers see each rank's records in its time order, ranks
+  /// interleaved. An op's `after` and a woken process's enqueues must stay
+  /// on its own rank. A crash, a collective whose members disagree, or one
+  /// the watchdog would end throws NeedsTimeOrder (what they do to other
+  /// ranks needs the global order), from run() or from the call that
+  /// reached it: start again with kTimeOrder.
+  kRankMajor,
+};
+
+/// Thrown by a kRankMajor run that reached what only kTimeOrder simulates.
+class NeedsTimeOrder : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 struct EngineOptions {
   Backend backend = Backend::kNccl;
   /// A rank waiting this long in a collective aborts the job; zero: never.
@@ -97,6 +127,7 @@ struct EngineOptions {
   /// all-gather a fingerprint (op, sequence number, sizes) of this many bytes
   /// each, and all fail at the first collective whose fingerprints differ.
   std::int64_t fingerprint_bytes = 0;
+  Schedule schedule = Schedule::kTimeOrder;
 };
 
 using GroupId = std::uint32_t;
@@ -151,7 +182,7 @@ struct Misalignment {
 
 struct RunSummary {
   Time end;                     ///< time of the last event (or of the watchdog abort)
-  std::uint64_t events = 0;     ///< events processed
+  std::uint64_t events = 0;     ///< events processed (kRankMajor: a collective's end counts once per member)
   std::uint64_t rank_ops = 0;   ///< operations completed, summed over ranks
   std::vector<BlockedOp> blocked;      ///< streams that still held work: empty unless the run hung
   std::vector<OpenCollective> open;    ///< collectives that never completed, by (group, seq)

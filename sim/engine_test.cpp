@@ -2,7 +2,12 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <memory>
+#include <tuple>
 #include <vector>
+
+#include "sim/random.hpp"
 
 using namespace ddpsim::sim;
 
@@ -365,4 +370,155 @@ TEST_CASE("the watchdog stops the job at its deadline, even while other ranks st
   ok.enqueue_collective(1, Engine::kWorld, {CollectiveKind::kAllReduce, 64}, {1, 0},
                         OpRef{Engine::stream_id(1, StreamKind::kCompute), 0});
   CHECK_FALSE(ok.run().hung());
+}
+
+namespace {
+
+EngineOptions scheduled(Schedule schedule, Time watchdog = {}) {
+  EngineOptions o;
+  o.schedule = schedule;
+  o.watchdog_timeout = watchdog;
+  return o;
+}
+
+// A rank's training-like loop with random durations: data on the host, a
+// collective after it, compute after that, backward pieces feeding
+// collectives, a step after the last collective; woken at the step's end.
+struct RandomLoop final : Process {
+  int rank;
+  int remaining;
+  Rng rng;
+  RandomLoop(int r, int iterations, std::uint64_t seed) : rank(r), remaining(iterations), rng(Rng::for_stream(seed, {static_cast<std::uint64_t>(r)})) {}
+  Time draw(double max_ms) { return Time::ns(static_cast<std::int64_t>(rng.uniform01() * max_ms * 1e6)); }
+  void issue(Engine& e) {
+    const auto it = static_cast<std::uint32_t>(remaining);
+    const OpRef data = e.enqueue(rank, StreamKind::kHost, draw(2), {0, it});
+    const OpRef bcast = e.enqueue_collective(rank, Engine::kWorld, {CollectiveKind::kBroadcast, 64}, {1, it}, data);
+    OpRef compute = e.enqueue(rank, StreamKind::kCompute, draw(3), {2, it}, bcast);
+    OpRef last = compute;
+    for (std::uint32_t b = 0; b < 3; ++b) {
+      compute = e.enqueue(rank, StreamKind::kCompute, draw(1), {3, it, b});
+      last = e.enqueue_collective(rank, Engine::kWorld, {CollectiveKind::kAllReduce, 1024}, {4, it, b}, compute);
+    }
+    e.wake_when_done(e.enqueue(rank, StreamKind::kCompute, draw(0.5), {5, it}, last), *this, 0);
+  }
+  void on_wake(Engine& e, std::uint64_t) override {
+    if (--remaining > 0) issue(e);
+  }
+};
+
+// Runs RandomLoop on every rank; the records sorted by rank, stream and label.
+std::vector<OpRecord> random_run(Schedule schedule, int world, std::uint64_t seed, RunSummary* summary = nullptr) {
+  Engine e(world, [](const Collective& c, int n) { return Time::ns(1000 * n + c.bytes); }, scheduled(schedule));
+  Recorder rec;
+  e.add_observer(rec);
+  std::vector<std::unique_ptr<RandomLoop>> loops;
+  for (int r = 0; r < world; ++r) {
+    loops.push_back(std::make_unique<RandomLoop>(r, 6, seed));
+    loops.back()->issue(e);
+  }
+  const RunSummary s = e.run();
+  if (summary != nullptr) *summary = s;
+  const auto key = [](const OpRecord& r) {
+    return std::tuple(r.rank, r.stream, r.label.iteration, r.label.tag, r.label.index);
+  };
+  std::sort(rec.ops.begin(), rec.ops.end(), [&](const OpRecord& a, const OpRecord& b) { return key(a) < key(b); });
+  return rec.ops;
+}
+
+}  // namespace
+
+TEST_CASE("rank-major: every op gets the times time order gives it") {
+  for (std::uint64_t seed : {1, 2, 3}) {
+    RunSummary t, m;
+    const auto a = random_run(Schedule::kTimeOrder, 7, seed, &t);
+    const auto b = random_run(Schedule::kRankMajor, 7, seed, &m);
+    REQUIRE(a.size() == b.size());
+    REQUIRE(a.size() == 7u * 6 * 10);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      CAPTURE(i);
+      CHECK(a[i].rank == b[i].rank);
+      CHECK(a[i].label.tag == b[i].label.tag);
+      CHECK(a[i].ready == b[i].ready);
+      CHECK(a[i].start == b[i].start);
+      CHECK(a[i].end == b[i].end);
+      CHECK(a[i].arrival == b[i].arrival);
+      CHECK(a[i].group_seq == b[i].group_seq);
+    }
+    CHECK(t.end == m.end);
+    CHECK(t.rank_ops == m.rank_ops);
+    CHECK_FALSE(m.hung());
+  }
+}
+
+TEST_CASE("rank-major: a hang is reported as time order reports it") {
+  const auto hang = [](Schedule schedule) {
+    Engine e(3, fixed_cost(1), scheduled(schedule));
+    for (int r : {0, 2}) {
+      const OpRef c = e.enqueue(r, StreamKind::kCompute, ms(r + 1), {0, 0});
+      const OpRef ar = e.enqueue_collective(r, Engine::kWorld, {CollectiveKind::kAllReduce, 8}, {1, 0}, c);
+      e.enqueue(r, StreamKind::kCompute, ms(1), {2, 0}, ar);
+    }
+    return e.run();
+  };
+  const RunSummary t = hang(Schedule::kTimeOrder), m = hang(Schedule::kRankMajor);
+  REQUIRE(m.blocked.size() == t.blocked.size());
+  REQUIRE(m.blocked.size() == 4);
+  for (std::size_t i = 0; i < m.blocked.size(); ++i) {
+    CHECK(m.blocked[i].rank == t.blocked[i].rank);
+    CHECK(m.blocked[i].since == t.blocked[i].since);
+    CHECK(m.blocked[i].missing_ranks == t.blocked[i].missing_ranks);
+  }
+  REQUIRE(m.open.size() == 1);
+  CHECK(m.open[0].members[2].arrival == ms(3));
+  CHECK(m.end == t.end);
+}
+
+TEST_CASE("rank-major: what needs the global order throws NeedsTimeOrder") {
+  const EngineOptions major = scheduled(Schedule::kRankMajor);
+  SUBCASE("a scheduled crash") {
+    Engine e(2, fixed_cost(1), major);
+    CHECK_THROWS_AS(e.schedule_crash(1, ms(1), "killed"), NeedsTimeOrder);
+  }
+  SUBCASE("a process that crashes its rank") {
+    struct Crasher final : Process {
+      void on_wake(Engine& e, std::uint64_t) override { e.crash(0, "boom"); }
+    } crasher;
+    Engine e(2, fixed_cost(1), major);
+    e.wake_when_done(e.enqueue(0, StreamKind::kHost, ms(1), {}), crasher, 0);
+    CHECK_THROWS_AS(e.run(), NeedsTimeOrder);
+  }
+  SUBCASE("members that disagree (found as the last arrives: here, while enqueuing)") {
+    Engine e(2, fixed_cost(1), major);
+    all_reduce(e, 0, 4);
+    CHECK_THROWS_AS(all_reduce(e, 1, 8), NeedsTimeOrder);
+  }
+  SUBCASE("the watchdog would fire while the first member waits") {
+    Engine e(2, fixed_cost(1), scheduled(Schedule::kRankMajor, ms(5)));
+    all_reduce(e, 0, 4);
+    e.enqueue_collective(1, Engine::kWorld, {CollectiveKind::kAllReduce, 4}, {1, 0}, e.enqueue(1, StreamKind::kCompute, ms(6), {}));
+    CHECK_THROWS_AS(e.run(), NeedsTimeOrder);
+  }
+  SUBCASE("a hang with the watchdog on") {
+    Engine e(2, fixed_cost(1), scheduled(Schedule::kRankMajor, ms(5)));
+    all_reduce(e, 0, 4);
+    CHECK_THROWS_AS(e.run(), NeedsTimeOrder);
+  }
+  SUBCASE("a member 5 ms late under a 5 ms watchdog is in time") {
+    Engine e(2, fixed_cost(1), scheduled(Schedule::kRankMajor, ms(5)));
+    all_reduce(e, 0, 4);
+    e.enqueue_collective(1, Engine::kWorld, {CollectiveKind::kAllReduce, 4}, {1, 0}, e.enqueue(1, StreamKind::kCompute, ms(5), {}));
+    CHECK_FALSE(e.run().hung());
+  }
+}
+
+TEST_CASE("rank-major: work stays on its rank") {
+  Engine e(2, fixed_cost(1), scheduled(Schedule::kRankMajor));
+  const OpRef other = e.enqueue(1, StreamKind::kCompute, ms(1), {});
+  CHECK_THROWS_AS(e.enqueue(0, StreamKind::kCompute, ms(1), {}, other), std::logic_error);
+  struct Stray final : Process {
+    void on_wake(Engine& e, std::uint64_t) override { e.enqueue(1, StreamKind::kHost, Time::from_ms(1), {}); }
+  } stray;
+  e.wake_when_done(e.enqueue(0, StreamKind::kHost, ms(1), {}), stray, 0);
+  CHECK_THROWS_AS(e.run(), std::logic_error);
 }
