@@ -79,14 +79,17 @@ void BM_ResNet50FastPath(benchmark::State& state) { run_job(state, resnet50_job(
 // The same job with jitter stragglers: every rank, every iteration, an
 // exponential delay of mean 2 ms, so ranks never share an instant (what
 // measured GPUs do). Every rank is simulated; simulate_ddp runs such jobs
-// rank-major; _time_order forces the engine's other schedule.
-ddpsim::models::DdpJob jitter_job(int iterations, std::optional<ddpsim::sim::Schedule> schedule) {
+// rank-major, on one thread unless told; _time_order forces the engine's
+// other schedule, _2threads gives rank-major two threads.
+ddpsim::models::DdpJob jitter_job(int iterations, std::optional<ddpsim::sim::Schedule> schedule, int threads = 1) {
   auto job = resnet50_job(iterations, false);
   job.straggler = ddpsim::models::JitterStraggler{ddpsim::models::JitterDistribution::kExponential, Time::from_ms(2), Time{}};
   job.schedule = schedule;
+  job.threads = threads;
   return job;
 }
 void BM_ResNet50Jitter(benchmark::State& state) { run_job(state, jitter_job(iterations(state), std::nullopt)); }
+void BM_ResNet50Jitter_2threads(benchmark::State& state) { run_job(state, jitter_job(iterations(state), std::nullopt, 2)); }
 void BM_ResNet50Jitter_time_order(benchmark::State& state) {
   run_job(state, jitter_job(iterations(state), ddpsim::sim::Schedule::kTimeOrder));
 }
@@ -105,6 +108,7 @@ void scaling_sizes(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_ResNet50)->Name("BM_ResNet50_scaling")->Apply(scaling_sizes<100>);
 BENCHMARK(BM_ResNet50)->Name("BM_ResNet50_scaling_short")->Apply(scaling_sizes<10>);
 BENCHMARK(BM_ResNet50Jitter)->Name("BM_ResNet50Jitter_scaling")->Apply(scaling_sizes<30>);
+BENCHMARK(BM_ResNet50Jitter_2threads)->Name("BM_ResNet50Jitter_2threads_scaling")->Apply(scaling_sizes<30>)->UseRealTime();
 BENCHMARK(BM_ResNet50Jitter_time_order)->Args({1024, 30})->Args({16384, 30})->Unit(benchmark::kMillisecond);
 // Symmetric: one rank simulated for all, whatever W.
 BENCHMARK(BM_ResNet50FastPath)->Args({1024, 100})->Args({1000000, 100})->Unit(benchmark::kMillisecond);

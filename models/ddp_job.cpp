@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 
 namespace ddpsim::models {
@@ -97,28 +98,64 @@ struct Plan {
       }
       fewest_missing = std::min(fewest_missing, fewer);
     }
+    std::sort(config_unused.begin(), config_unused.end());
+    config_unused.erase(std::unique(config_unused.begin(), config_unused.end()), config_unused.end());
+    for (int t = 0; t < 2; ++t) {
+      if (t == 0 || rebuilt) common[t] = plan_for(t == 1, config_unused);
+    }
   }
 
-  // Backward cuts when some parameters get no gradient on a rank, by bucket table.
+  // Backward cuts when some parameters get no gradient on a rank, by bucket
+  // table. Ranks may ask from several engine threads at once: the job's own
+  // unused set (every rank's, without faults) is planned up front and read
+  // freely; other sets are planned once, under a lock.
   const BackwardPlan& backward_with_unused(bool rebuilt_table, const std::vector<int>& unused) const {
-    auto& cache = backward_cache[rebuilt_table ? 1 : 0];
+    const int t = rebuilt_table ? 1 : 0;
+    if (common[t] && unused == config_unused) return *common[t];
+    const std::lock_guard lock(cache_mutex);
+    auto& cache = backward_cache[t];
     auto it = cache.find(unused);
-    if (it == cache.end()) {
-      DdpConfig d = job.ddp;
-      d.unused_parameters = unused;
-      it = cache.emplace(unused, plan_backward(job.model, d, rebuilt_table ? *rebuilt : initial)).first;
-    }
+    if (it == cache.end()) it = cache.emplace(unused, plan_for(rebuilt_table, unused)).first;
     return it->second;
   }
+
+ private:
+  BackwardPlan plan_for(bool rebuilt_table, const std::vector<int>& unused) const {
+    DdpConfig d = job.ddp;
+    d.unused_parameters = unused;
+    return plan_backward(job.model, d, rebuilt_table ? *rebuilt : initial);
+  }
+  std::vector<int> config_unused = job.ddp.unused_parameters;
+  std::optional<BackwardPlan> common[2];
+  mutable std::mutex cache_mutex;
   mutable std::map<std::vector<int>, BackwardPlan> backward_cache[2];
 };
 
 // Where each rank is; filled by the programs, read by the analysis.
 struct Progress {
+  // Per iteration, over the ranks one engine thread ran (sim::Engine::worker()).
+  struct Tally {
+    std::vector<sim::Time> iteration_end;  // max over ranks
+    std::vector<int> finished_ranks;
+  };
   std::vector<RankStatus> ranks;
-  std::vector<sim::Time> iteration_end;  // max over ranks
-  std::vector<int> finished_ranks;       // per iteration
-}; 
+  std::vector<Tally> by_worker;
+  Tally all;  // the workers' tallies together, once the run ends
+
+  Progress(int ranks_simulated, int iterations, int workers)
+      : ranks(static_cast<std::size_t>(ranks_simulated)),
+        by_worker(static_cast<std::size_t>(workers), Tally{std::vector<sim::Time>(static_cast<std::size_t>(iterations)),
+                                                           std::vector<int>(static_cast<std::size_t>(iterations), 0)}),
+        all(by_worker.front()) {}
+  void gather() {
+    for (const Tally& t : by_worker) {
+      for (std::size_t g = 0; g < all.iteration_end.size(); ++g) {
+        all.iteration_end[g] = sim::max(all.iteration_end[g], t.iteration_end[g]);
+        all.finished_ranks[g] += t.finished_ranks[g];
+      }
+    }
+  }
+};
 
 // The training loop of one rank: a synchronous script, each iteration
 // issued when the previous one's last operation ends.
@@ -173,8 +210,9 @@ class RankProgram final : public sim::Process {
       // A shadowed iteration counts as done for this rank: it joined.
       if (loop_[k].kind != Entry::kJoinExit) {
         const auto g = static_cast<std::size_t>(loop_[k].g);
-        progress_.iteration_end[g] = sim::max(progress_.iteration_end[g], e.now());
-        ++progress_.finished_ranks[g];
+        Progress::Tally& tally = progress_.by_worker[static_cast<std::size_t>(e.worker())];
+        tally.iteration_end[g] = sim::max(tally.iteration_end[g], e.now());
+        ++tally.finished_ranks[g];
       }
       step(e, k + 1);
     } else {
@@ -477,10 +515,10 @@ class Accounting final : public sim::Observer {
     out.iterations = iterations;
     // Iterations every rank finished; with a synchronous loop these form a prefix.
     int complete = 0;
-    while (complete < iterations && progress.finished_ranks[static_cast<std::size_t>(complete)] == world_size) ++complete;
+    while (complete < iterations && progress.all.finished_ranks[static_cast<std::size_t>(complete)] == world_size) ++complete;
     out.measured_iterations = std::max(0, complete - warmup_);
     if (out.measured_iterations > 0) {
-      const auto& end = progress.iteration_end;
+      const auto& end = progress.all.iteration_end;
       const sim::Time from = warmup_ == 0 ? sim::Time::zero() : end[static_cast<std::size_t>(warmup_ - 1)];
       const sim::Time to = end[static_cast<std::size_t>(complete - 1)];
       out.step_ms = (to - from).ms() / out.measured_iterations;
@@ -525,6 +563,10 @@ class Accounting final : public sim::Observer {
 
 namespace {
 
+// Engine threads for a rank-major run: what the job allows, each with at
+// least kRanksPerEngineThread ranks (a sweep's threads meet once per collective).
+int engine_threads(const DdpJob& job, int ranks) { return std::clamp(ranks / kRanksPerEngineThread, 1, std::max(1, job.threads)); }
+
 // Simulates `simulated` ranks of a job whose collectives run over
 // `world_size` ranks: all of them, or (the symmetric fast path) rank 0
 // alone standing for every rank.
@@ -558,14 +600,14 @@ RunResult simulate_ranks(const DdpJob& job, int simulated, int world_size, std::
       [timer, &slow, simulated, world_size](const sim::Collective& c, int n) {
         return timer->time(c, n == simulated ? world_size : n, slow);
       },
-      sim::EngineOptions{job.backend, job.watchdog_timeout, job.fingerprint ? kFingerprintBytes : 0, schedule});
+      sim::EngineOptions{job.backend, job.watchdog_timeout, job.fingerprint ? kFingerprintBytes : 0, schedule,
+                         schedule == sim::Schedule::kRankMajor ? engine_threads(job, simulated) : 1});
   Accounting accounting(simulated, job.warmup_iterations, job.ddp.gradient_accumulation);
   engine.add_observer(accounting);
   if (trace != nullptr) engine.add_observer(*trace);
 
   const int total = job.total_iterations();
-  Progress progress{std::vector<RankStatus>(static_cast<std::size_t>(simulated)),
-                    std::vector<sim::Time>(static_cast<std::size_t>(total)), std::vector<int>(static_cast<std::size_t>(total), 0)};
+  Progress progress(simulated, total, engine.workers());
   if (link_slowed) {
     for (const Fault& f : job.faults) {
       for (int r : f.ranks) {
@@ -581,6 +623,7 @@ RunResult simulate_ranks(const DdpJob& job, int simulated, int world_size, std::
   }
   for (auto& p : programs) p->start(engine);
   const sim::RunSummary summary = engine.run();
+  progress.gather();
 
   RunResult out = accounting.result(simulated, total, progress);
   out.world_size = world_size;

@@ -46,6 +46,9 @@ struct DdpJob {
   /// The engine's schedule for every-rank runs; unset: chosen per job
   /// (simulate_ddp). Both give the same results; a trace always gets kTimeOrder.
   std::optional<sim::Schedule> schedule;
+  /// Threads one rank-major simulation may use (sim::EngineOptions::threads;
+  /// each gets at least kRanksPerEngineThread ranks). The results do not depend on it.
+  int threads = 1;
   int total_iterations() const { return iterations * epochs; }
 };
 
@@ -140,6 +143,11 @@ enum class DdpTag : std::uint32_t {
 };
 /// "forward", "all_reduce bucket 2", ...
 std::string op_name(sim::OpLabel label);
+
+/// A rank-major simulation's threads each run at least this many ranks: they
+/// meet once per collective, which costs more than a few thousand ranks' work
+/// on the development machine (bench/README.md#schedules).
+inline constexpr int kRanksPerEngineThread = 4096;
 
 /// True when every rank runs the same program with the same times: no
 /// fault, no straggler model, no debug fingerprint (the DDP loop itself

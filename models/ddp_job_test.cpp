@@ -208,3 +208,30 @@ TEST_CASE("unused parameters without find_unused_parameters: PyTorch's error at 
   CHECK(r.errors[3].message.find("did not receive grad for rank 3: 1 2") != std::string::npos);
   CHECK(r.blocked.empty());
 }
+
+TEST_CASE("a jitter job: time order, rank-major and rank-major on threads give the same result") {
+  models::DdpJob job = scaling_lab();
+  job.straggler = models::JitterStraggler{models::JitterDistribution::kExponential, Time::from_ms(3), {}};
+  const int w = 2 * models::kRanksPerEngineThread;  // two threads
+  job.schedule = sim::Schedule::kTimeOrder;
+  const models::RunResult t = models::simulate_ddp(job, w, 7);
+  job.schedule.reset();  // jitter: rank-major
+  job.threads = 2;
+  const models::RunResult m = models::simulate_ddp(job, w, 7);
+  job.threads = 1;
+  const models::RunResult one = models::simulate_ddp(job, w, 7);
+  REQUIRE(t.outcome == models::Outcome::kCompleted);
+  for (const models::RunResult* r : {&m, &one}) {
+    CHECK(r->step_ms == t.step_ms);
+    CHECK(r->end == t.end);
+    CHECK(r->rank_ops == t.rank_ops);
+    REQUIRE(r->ranks.size() == t.ranks.size());
+    for (std::size_t i = 0; i < t.ranks.size(); i += 389) {
+      CAPTURE(i);
+      CHECK(r->ranks[i].wait_ms == t.ranks[i].wait_ms);
+      CHECK(r->ranks[i].exposed_comm_ms == t.ranks[i].exposed_comm_ms);
+      CHECK(r->ranks[i].compute_ms == t.ranks[i].compute_ms);
+      CHECK(r->ranks[i].backward_overlap_ms == t.ranks[i].backward_overlap_ms);
+    }
+  }
+}

@@ -114,9 +114,14 @@ SweepResult run_rows(const Scenario& scenario, sim::ChromeTraceWriter* trace, mo
 
   const std::size_t caps = scenario.bucket_caps_mb.size(), sizes = scenario.world_sizes.size();
   std::vector<models::DdpJob> jobs(caps, scenario.job);
+  // Threads the rows large enough to share theirs (models::DdpJob::threads) do not take.
+  const auto large = std::count_if(scenario.world_sizes.begin(), scenario.world_sizes.end(),
+                                   [](int w) { return w >= 2 * models::kRanksPerEngineThread; });
+  const int per_run = std::max(1, threads / std::max(1, static_cast<int>(large * static_cast<long>(caps))));
   for (std::size_t c = 0; c < caps; ++c) {
     jobs[c].ddp.bucket_cap_bytes = models::bucket_bytes(scenario.bucket_caps_mb[c]);
     jobs[c].timer = timer;
+    jobs[c].threads = per_run;
   }
   // Tasks: every (cap, W) row, then each cap's W = 1 baseline when the sweep lacks it.
   out.rows.resize(caps * sizes);

@@ -1,9 +1,13 @@
 #include "sim/engine.hpp"
 
 #include <array>
+#include <atomic>
 #include <cassert>
+#include <exception>
+#include <functional>
 #include <map>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -356,6 +360,101 @@ class EventQueue {
   std::vector<std::vector<Event>> spare_;
 };
 
+// kRankMajor: a member reaching a collective, recorded between sweeps.
+struct Arrival {
+  int rank;
+  GroupId group;
+  std::uint64_t seq;
+  Collective collective;
+  OpLabel label;
+  Time at;
+};
+
+// What one thread running events keeps of its own: its clock, its counts,
+// and (kRankMajor) the collectives its ranks reached this sweep. Time order
+// has one.
+struct alignas(64) Worker {
+  const void* owner = nullptr;  // the Engine::Impl it belongs to
+  Time now;
+  Time latest;  // kRankMajor: the latest event it ran
+  int running_rank = -1;  // kRankMajor: the rank running (-1: none, as while the model sets up)
+  std::uint64_t events_run = 0;
+  std::uint64_t rank_ops = 0;
+  std::vector<std::uint32_t> scratch;  // notify_listeners' copy of a waiter list (kept for its storage)
+  std::vector<Arrival> arrivals;
+  bool ran = false;
+  std::exception_ptr error;
+};
+
+// The worker the calling thread runs, while it runs one.
+thread_local Worker* tls_worker = nullptr;
+
+// A barrier for a sweep's threads, which meet every few hundred
+// microseconds: waiting spins a while before it sleeps (std::barrier's
+// futex wake-up alone costs tens of microseconds in a virtual machine).
+class SpinBarrier {
+ public:
+  explicit SpinBarrier(int n) : n_(n), left_(n) {}
+  void arrive_and_wait() {
+    const unsigned phase = phase_.load(std::memory_order_acquire);
+    if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      left_.store(n_, std::memory_order_relaxed);
+      phase_.store(phase + 1, std::memory_order_release);
+      phase_.notify_all();
+      return;
+    }
+    for (int spin = 0; spin < kSpins; ++spin) {
+      if (phase_.load(std::memory_order_acquire) != phase) return;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    while (phase_.load(std::memory_order_acquire) == phase) phase_.wait(phase, std::memory_order_acquire);
+  }
+
+ private:
+  static constexpr int kSpins = 1 << 14;
+  const int n_;
+  std::atomic<int> left_;
+  std::atomic<unsigned> phase_{0};
+};
+
+// Runs body(0) .. body(n - 1) at once: body(0) on the calling thread, the
+// others on threads kept for the pool's life. `body` must not throw.
+class SweepPool {
+ public:
+  explicit SweepPool(int n) : start_(n), done_(n) {
+    for (int i = 1; i < n; ++i) threads_.emplace_back([this, i] { loop(i); });
+  }
+  ~SweepPool() {
+    stop_ = true;
+    start_.arrive_and_wait();
+    for (std::thread& t : threads_) t.join();
+  }
+  SweepPool(const SweepPool&) = delete;
+  SweepPool& operator=(const SweepPool&) = delete;
+  void run(const std::function<void(int)>& body) {
+    body_ = &body;
+    start_.arrive_and_wait();
+    body(0);
+    done_.arrive_and_wait();
+  }
+
+ private:
+  void loop(int i) {
+    for (;;) {
+      start_.arrive_and_wait();
+      if (stop_) return;
+      (*body_)(i);
+      done_.arrive_and_wait();
+    }
+  }
+  SpinBarrier start_, done_;
+  std::vector<std::thread> threads_;
+  const std::function<void(int)>* body_ = nullptr;  // written before start_, read after it
+  bool stop_ = false;                                // likewise
+};
+
 }  // namespace
 
 struct Engine::Impl {
@@ -373,17 +472,26 @@ struct Engine::Impl {
   std::vector<Stream> streams;
   std::vector<Group> groups;
   EventQueue events;
-  std::vector<std::uint32_t> scratch;  // notify_listeners' copy of a waiter list (kept for its storage)
   std::vector<Rendezvous> spare_rendezvous;  // finished ones, their buffers kept
-  // kRankMajor: each rank's events; whether it waits in a rendezvous; the
-  // rank running (-1: none, as while the model sets up); the latest event run.
+  std::vector<Worker> workers;  // one; kRankMajor: one per thread
+  // kRankMajor: each rank's events; the rendezvous it waits in (map nodes
+  // stay put; `arriving` until the sweep ends); those resolved at the last
+  // merge, delivered to every member since.
   std::vector<RankQueue> rank_events;
-  std::vector<Rendezvous*> waiting;  // map nodes stay put
-  int running_rank = -1;
-  Time latest;
-  Time now;
-  std::uint64_t events_run = 0;
-  std::uint64_t rank_ops = 0;
+  std::vector<Rendezvous*> waiting;
+  Rendezvous arriving;
+  std::vector<std::pair<GroupId, std::uint64_t>> resolved;
+  std::unique_ptr<SweepPool> pool;
+
+  // The worker of the calling thread; the first outside a sweep.
+  Worker& here() {
+    Worker* w = tls_worker;
+    return w != nullptr && w->owner == this ? *w : workers.front();
+  }
+  const Worker& here() const {
+    const Worker* w = tls_worker;
+    return w != nullptr && w->owner == this ? *w : workers.front();
+  }
 
   bool rank_major() const { return options.schedule == Schedule::kRankMajor; }
 
@@ -398,9 +506,9 @@ struct Engine::Impl {
   }
 
   // kRankMajor keeps each rank's work on that rank.
-  void check_local(int rank, const std::optional<OpRef>& after) const {
+  void check_local(const Worker& w, int rank, const std::optional<OpRef>& after) const {
     if (!rank_major()) return;
-    if (running_rank >= 0 && rank != running_rank) {
+    if (w.running_rank >= 0 && rank != w.running_rank) {
       throw std::logic_error("rank-major schedule: a process woken on one rank enqueued on another");
     }
     if (after && static_cast<int>(after->stream / kStreamsPerRank) != rank) {
@@ -416,7 +524,7 @@ struct Engine::Impl {
     }
   }
 
-  void try_start(std::uint32_t s) {
+  void try_start(Worker& w, std::uint32_t s) {
     Stream& st = streams[s];
     if (st.active || st.pending.empty()) return;
     const Op& op = st.pending.front();
@@ -430,18 +538,25 @@ struct Engine::Impl {
       return;
     }
     st.active = true;
-    st.start = now;
+    st.start = w.now;
     if (!op.is_collective) {
-      push(now + op.duration(), EventKind::kOpDone, s, 0);
+      push(w.now + op.duration(), EventKind::kOpDone, s, 0);
       return;
     }
-    arrive(s, op);
+    arrive(w, s, op);
   }
 
   // The head op of stream s, a collective, reaches its rendezvous.
-  void arrive(std::uint32_t s, const Op& op) {
-    Group& g = groups[op.group];
+  void arrive(Worker& w, std::uint32_t s, const Op& op) {
     const int rank = static_cast<int>(s / kStreamsPerRank);
+    if (rank_major()) {
+      // Recorded when the sweep ends (merge): the rendezvous is shared.
+      w.arrivals.push_back(Arrival{rank, op.group, op.group_seq, op.collective(), op.label, w.now});
+      waiting[static_cast<std::size_t>(rank)] = &arriving;
+      return;
+    }
+    const Time now = w.now;
+    Group& g = groups[op.group];
     const auto pos = static_cast<std::size_t>(g.position_of_rank[static_cast<std::size_t>(rank)]);
     auto [it, fresh] = g.open.try_emplace(op.group_seq);
     Rendezvous& rz = it->second;
@@ -456,7 +571,6 @@ struct Engine::Impl {
       if (options.watchdog_timeout > Time::zero()) deadlines.emplace(now + options.watchdog_timeout, op.group, op.group_seq);
     }
     rz.record(pos, op.collective(), op.label, now);
-    if (rank_major()) waiting[static_cast<std::size_t>(rank)] = &rz;  // until the last member arrives
     if (options.backend == Backend::kGloo && g.dead_members > 0) {
       for (int m : g.members) {
         if (dead[static_cast<std::size_t>(m)]) {
@@ -466,12 +580,48 @@ struct Engine::Impl {
       }
     }
     if (++rz.count < static_cast<int>(n)) return;
-    resolve(op.group, op.group_seq, rz);
+    resolve(op.group, op.group_seq, rz, now);
+  }
+
+  // kRankMajor: records the collectives reached in the last sweep, in rank
+  // order, and resolves those every member has reached.
+  void merge() {
+    // Each member of those resolved at the last merge took its end in the sweep since.
+    for (const auto& [gid, seq] : resolved) {
+      Group& g = groups[gid];
+      const auto it = g.open.find(seq);
+      spare_rendezvous.push_back(std::move(it->second));
+      g.open.erase(it);
+    }
+    resolved.clear();
+    for (Worker& w : workers) {
+      for (const Arrival& a : w.arrivals) {
+        Group& g = groups[a.group];
+        const auto pos = static_cast<std::size_t>(g.position_of_rank[static_cast<std::size_t>(a.rank)]);
+        auto [it, fresh] = g.open.try_emplace(a.seq);
+        Rendezvous& rz = it->second;
+        if (fresh) {
+          if (!spare_rendezvous.empty()) {
+            rz = std::move(spare_rendezvous.back());
+            spare_rendezvous.pop_back();
+          }
+          rz.reset(g.members.size());
+          rz.first_arrival = a.at;
+        }
+        rz.record(pos, a.collective, a.label, a.at);
+        waiting[static_cast<std::size_t>(a.rank)] = &rz;
+        if (++rz.count < static_cast<int>(g.members.size())) continue;
+        resolve(a.group, a.seq, rz, a.at);
+        resolved.emplace_back(a.group, a.seq);
+      }
+      w.arrivals.clear();
+    }
   }
 
   // Every member arrived: run the collective, or do what the backend does
   // when the members disagree.
-  void resolve(GroupId gid, std::uint64_t seq, Rendezvous& rz) {
+  // `now`: kTimeOrder's clock (the last member's arrival).
+  void resolve(GroupId gid, std::uint64_t seq, Rendezvous& rz, Time now) {
     const Group& g = groups[gid];
     const auto as_sent = [&](Collective c) {
       // NCCL implements barrier as an all-reduce of one 4-byte element.
@@ -553,7 +703,7 @@ struct Engine::Impl {
       if (options.watchdog_timeout > Time::zero() && rz.earliest_arrival + options.watchdog_timeout < rz.last_arrival) {
         throw NeedsTimeOrder(fmt::format("collective #{} of group {}: the watchdog fires", seq, gid));
       }
-      // Each member learns it when it runs next (deliver).
+      // Each member learns it in the next sweep (deliver).
       rz.resolved = true;
       rz.done_at = rz.start + duration;
       return;
@@ -564,18 +714,10 @@ struct Engine::Impl {
   // kRankMajor: if the rendezvous rank r waits in has resolved, queues its
   // end on r's communication stream and says so.
   bool deliver(int r) {
-    Rendezvous& rz = *waiting[static_cast<std::size_t>(r)];
+    const Rendezvous& rz = *waiting[static_cast<std::size_t>(r)];
     if (!rz.resolved) return false;
     waiting[static_cast<std::size_t>(r)] = nullptr;
     push(rz.done_at, EventKind::kMemberDone, stream_id(r, StreamKind::kComm), static_cast<std::uint64_t>(rz.start.count_ns()));
-    if (++rz.delivered == rz.count) {
-      // The comm stream's head is the collective.
-      const Op& op = streams[stream_id(r, StreamKind::kComm)].pending.front();
-      Group& g = groups[op.group];
-      const auto it = g.open.find(op.group_seq);
-      spare_rendezvous.push_back(std::move(it->second));
-      g.open.erase(it);
-    }
     return true;
   }
 
@@ -585,7 +727,7 @@ struct Engine::Impl {
     auto& d = dead[static_cast<std::size_t>(rank)];
     if (d) return;
     d = 1;
-    crashes.push_back(Crash{rank, now, message});
+    crashes.push_back(Crash{rank, workers.front().now, message});
     for (Group& g : groups) {
       if (g.position_of_rank[static_cast<std::size_t>(rank)] >= 0) ++g.dead_members;
     }
@@ -611,7 +753,7 @@ struct Engine::Impl {
   }
 
   // Ends the head op of stream s, which started at `start`.
-  void finish_head(std::uint32_t s, Time start, Time arrival) {
+  void finish_head(Worker& w, std::uint32_t s, Time start, Time arrival) {
     Stream& st = streams[s];
     assert(st.active && !st.pending.empty());
     const Op op = std::move(st.pending.front());
@@ -622,7 +764,7 @@ struct Engine::Impl {
                          .label = op.label,
                          .ready = st.head_since,
                          .start = start,
-                         .end = now,
+                         .end = w.now,
                          .after = op.after(),
                          .is_collective = op.is_collective,
                          .collective = op.collective(),
@@ -631,38 +773,38 @@ struct Engine::Impl {
       for (Observer* o : observers) o->on_op(rec);
     }
     ++st.completed;
-    ++rank_ops;
+    ++w.rank_ops;
     st.active = false;
-    st.head_since = now;
-    if (st.has_listeners) notify_listeners(s);
-    try_start(s);
+    st.head_since = w.now;
+    if (st.has_listeners) notify_listeners(w, s);
+    try_start(w, s);
   }
 
   // Wakes the processes waiting for stream s's ops that have ended, and
   // retries the streams whose head op waited for one of them.
-  void notify_listeners(std::uint32_t s) {
+  void notify_listeners(Worker& w, std::uint32_t s) {
     Stream& st = streams[s];
     if (!st.wakes.empty()) {
-      st.wakes.erase_if([&](const Wake& w) {
-        if (w.index >= st.completed) return false;
-        push(now, EventKind::kWake, s, w.token, w.process);
+      st.wakes.erase_if([&](const Wake& wake) {
+        if (wake.index >= st.completed) return false;
+        push(w.now, EventKind::kWake, s, wake.token, wake.process);
         return true;
       });
     }
     if (!st.waiters.empty()) {
       // try_start may register waiters on this stream again: take the list first.
-      for (std::size_t i = 0; i < st.waiters.size(); ++i) scratch.push_back(st.waiters[i]);
+      for (std::size_t i = 0; i < st.waiters.size(); ++i) w.scratch.push_back(st.waiters[i]);
       st.waiters.clear();
-      for (std::uint32_t w : scratch) {
-        streams[w].registered_waiter = false;
-        try_start(w);
+      for (std::uint32_t waiter : w.scratch) {
+        streams[waiter].registered_waiter = false;
+        try_start(w, waiter);
       }
-      scratch.clear();
+      w.scratch.clear();
     }
     st.has_listeners = !st.wakes.empty() || !st.waiters.empty();
   }
 
-  void finish_collective(GroupId gid, std::uint64_t seq) {
+  void finish_collective(Worker& w, GroupId gid, std::uint64_t seq) {
     Group& g = groups[gid];
     auto it = g.open.find(seq);
     assert(it != g.open.end());
@@ -671,22 +813,22 @@ struct Engine::Impl {
     const std::size_t n = g.members.size();
     for (std::size_t p = 0; p < n; ++p) {
       if (dead[static_cast<std::size_t>(g.members[p])]) continue;
-      finish_head(stream_id(g.members[p], StreamKind::kComm), rz.start, rz.arrival[p]);
+      finish_head(w, stream_id(g.members[p], StreamKind::kComm), rz.start, rz.arrival[p]);
     }
     spare_rendezvous.push_back(std::move(rz));
   }
 
-  void dispatch(Engine& engine, const Event& ev) {
-    ++events_run;
+  void dispatch(Engine& engine, Worker& w, const Event& ev) {
+    ++w.events_run;
     switch (ev.kind) {
       case EventKind::kOpDone:
-        if (streams[ev.target].active) finish_head(ev.target, streams[ev.target].start, Time{});
+        if (streams[ev.target].active) finish_head(w, ev.target, streams[ev.target].start, Time{});
         break;
       case EventKind::kCollectiveDone:
-        finish_collective(ev.target, ev.payload);
+        finish_collective(w, ev.target, ev.payload);
         break;
       case EventKind::kMemberDone:  // the comm stream's start is this member's arrival
-        finish_head(ev.target, Time::ns(static_cast<std::int64_t>(ev.payload)), streams[ev.target].start);
+        finish_head(w, ev.target, Time::ns(static_cast<std::int64_t>(ev.payload)), streams[ev.target].start);
         break;
       case EventKind::kWake:
         ev.process->on_wake(engine, ev.payload);
@@ -697,30 +839,58 @@ struct Engine::Impl {
     }
   }
 
-  // kRankMajor: sweeps the ranks in order, each running its events until
-  // it waits in a collective, until a sweep finds nothing to run. With one
-  // world group a sweep ends the collective every rank waits in, so the
-  // next sweep runs every rank again: the state of one rank at a time is
-  // hot, and the ranks are walked in memory order.
-  void run_rank_major(Engine& engine) {
-    for (bool ran = true; ran;) {
-      ran = false;
-      for (int r = 0; r < world_size; ++r) {
-        const auto ur = static_cast<std::size_t>(r);
-        RankQueue& q = rank_events[ur];
-        running_rank = r;
-        // The last member to arrive goes on at once.
-        while ((!waiting[ur] || deliver(r)) && !q.empty()) {
-          ran = true;
-          const RankQueue::Entry e = q.pop_front();
-          now = e.at;
-          latest = max(latest, now);
-          dispatch(engine, e.event);
-        }
-        running_rank = -1;
-      }
+  // kRankMajor: rank r runs its events until it waits in a collective.
+  void visit(Engine& engine, Worker& w, int r) {
+    const auto ur = static_cast<std::size_t>(r);
+    RankQueue& q = rank_events[ur];
+    w.running_rank = r;
+    while ((waiting[ur] == nullptr || deliver(r)) && !q.empty()) {
+      w.ran = true;
+      const RankQueue::Entry e = q.pop_front();
+      w.now = e.at;
+      w.latest = max(w.latest, w.now);
+      dispatch(engine, w, e.event);
     }
-    now = latest;
+    w.running_rank = -1;
+  }
+
+  // kRankMajor: sweeps the ranks, each worker a contiguous range of them in
+  // order, then records the collectives they reached (merge), until a sweep
+  // runs nothing. With one world group a sweep brings every rank to the
+  // next collective, and the merge resolves it: a rank's state is hot while
+  // it runs and the ranks are walked in memory order. Workers share nothing
+  // a sweep writes but their ranks' state; what ranks share (rendezvous)
+  // changes only in the merge, on one thread.
+  void run_rank_major(Engine& engine) {
+    const auto n = static_cast<long long>(workers.size());
+    const std::function<void(int)> sweep = [&](int i) {
+      Worker& w = workers[static_cast<std::size_t>(i)];
+      tls_worker = &w;
+      try {
+        const auto from = static_cast<int>(world_size * i / n), to = static_cast<int>(world_size * (i + 1) / n);
+        for (int r = from; r < to; ++r) visit(engine, w, r);
+      } catch (...) {
+        w.error = std::current_exception();
+      }
+      tls_worker = nullptr;
+    };
+    if (n > 1 && !pool) pool = std::make_unique<SweepPool>(static_cast<int>(n));
+    merge();
+    for (;;) {
+      for (Worker& w : workers) w.ran = false;
+      if (pool) {
+        pool->run(sweep);
+      } else {
+        sweep(0);
+      }
+      bool ran = false;
+      for (Worker& w : workers) {
+        if (w.error) std::rethrow_exception(w.error);
+        ran = ran || w.ran;
+      }
+      if (!ran) break;
+      merge();
+    }
   }
 
   BlockedOp describe_blocked(std::uint32_t s) const {
@@ -754,12 +924,16 @@ Engine::Engine(int world_size, CollectiveCostFn cost, EngineOptions options) : i
   if (world_size < 1) throw std::invalid_argument("world size must be at least 1");
   if (!cost) throw std::invalid_argument("a collective cost model is required");
   if (options.watchdog_timeout < Time::zero()) throw std::invalid_argument("watchdog timeout is negative");
+  if (options.threads < 1) throw std::invalid_argument("the engine needs at least one thread");
   impl_->world_size = world_size;
   impl_->cost = std::move(cost);
   impl_->options = options;
   impl_->dead.assign(static_cast<std::size_t>(world_size), 0);
   impl_->streams.resize(static_cast<std::size_t>(world_size) * kStreamsPerRank);
-  if (options.schedule == Schedule::kRankMajor) {
+  const bool major = options.schedule == Schedule::kRankMajor;
+  impl_->workers.resize(major ? static_cast<std::size_t>(std::min(options.threads, world_size)) : 1);
+  for (Worker& w : impl_->workers) w.owner = impl_.get();
+  if (major) {
     impl_->rank_events.resize(static_cast<std::size_t>(world_size));
     impl_->waiting.assign(static_cast<std::size_t>(world_size), nullptr);
   }
@@ -775,22 +949,28 @@ Engine::Engine(int world_size, CollectiveCostFn cost, EngineOptions options) : i
 Engine::~Engine() = default;
 
 int Engine::world_size() const { return impl_->world_size; }
-Time Engine::now() const { return impl_->now; }
+Time Engine::now() const { return impl_->here().now; }
+int Engine::worker() const {
+  const Impl& m = *impl_;
+  return static_cast<int>(&m.here() - m.workers.data());
+}
+int Engine::workers() const { return static_cast<int>(impl_->workers.size()); }
 void Engine::add_observer(Observer& observer) { impl_->observers.push_back(&observer); }
 
 OpRef Engine::enqueue(int rank, StreamKind kind, Time duration, OpLabel label,
                       std::optional<OpRef> after) {
   if (rank < 0 || rank >= impl_->world_size) throw std::out_of_range("rank out of range");
   if (duration < Time::zero()) throw std::invalid_argument("operation duration is negative");
+  Worker& w = impl_->here();
   impl_->check_enqueued(after);
-  impl_->check_local(rank, after);
+  impl_->check_local(w, rank, after);
   const std::uint32_t s = stream_id(rank, kind);
   Stream& st = impl_->streams[s];
   if (impl_->dead[static_cast<std::size_t>(rank)]) return OpRef{s, st.enqueued++};  // a dead process issues nothing
-  if (st.pending.empty() && !st.active) st.head_since = impl_->now;
+  if (st.pending.empty() && !st.active) st.head_since = w.now;
   st.pending.push_back(Op::plain(duration, label, after));
   const OpRef ref{s, st.enqueued++};
-  impl_->try_start(s);
+  impl_->try_start(w, s);
   return ref;
 }
 
@@ -802,24 +982,26 @@ OpRef Engine::enqueue_collective(int rank, GroupId group, Collective collective,
     throw std::out_of_range("rank is not a member of the process group");
   }
   if (collective.bytes < 0) throw std::invalid_argument("collective size is negative");
+  Worker& w = impl_->here();
   impl_->check_enqueued(after);
-  impl_->check_local(rank, after);
+  impl_->check_local(w, rank, after);
   const auto pos = static_cast<std::size_t>(g.position_of_rank[static_cast<std::size_t>(rank)]);
   const std::uint32_t s = stream_id(rank, StreamKind::kComm);
   Stream& st = impl_->streams[s];
   if (impl_->dead[static_cast<std::size_t>(rank)]) return OpRef{s, st.enqueued++};
-  if (st.pending.empty() && !st.active) st.head_since = impl_->now;
+  if (st.pending.empty() && !st.active) st.head_since = w.now;
   st.pending.push_back(Op::collective_op(collective, group, g.issued[pos]++, label, after));
   const OpRef ref{s, st.enqueued++};
-  impl_->try_start(s);
+  impl_->try_start(w, s);
   return ref;
 }
 
 void Engine::wake_when_done(OpRef op, Process& process, std::uint64_t token) {
+  const Worker& w = impl_->here();
   impl_->check_enqueued(op);
-  impl_->check_local(static_cast<int>(op.stream / kStreamsPerRank), std::nullopt);
+  impl_->check_local(w, static_cast<int>(op.stream / kStreamsPerRank), std::nullopt);
   if (impl_->is_done(op)) {
-    impl_->push(impl_->now, EventKind::kWake, op.stream, token, &process);
+    impl_->push(w.now, EventKind::kWake, op.stream, token, &process);
   } else {
     Stream& st = impl_->streams[op.stream];
     st.wakes.push_back(Wake{op.index, &process, token});
@@ -834,7 +1016,7 @@ void Engine::crash(int rank, std::string message) {
 
 void Engine::schedule_crash(int rank, Time at, std::string message) {
   if (rank < 0 || rank >= impl_->world_size) throw std::out_of_range("rank out of range");
-  if (at < impl_->now) throw std::invalid_argument("crash scheduled in the past");
+  if (at < impl_->here().now) throw std::invalid_argument("crash scheduled in the past");
   if (impl_->rank_major()) throw NeedsTimeOrder(fmt::format("rank {} is to crash", rank));
   impl_->crash_messages.push_back(std::move(message));
   impl_->push(at, EventKind::kCrash, static_cast<std::uint32_t>(rank), impl_->crash_messages.size() - 1);
@@ -844,6 +1026,7 @@ bool Engine::crashed(int rank) const { return impl_->dead.at(static_cast<std::si
 
 RunSummary Engine::run() {
   Impl& m = *impl_;
+  Worker& first = m.workers.front();
   // Only a live rank waiting in the collective can time out.
   const auto someone_waits = [&](GroupId group, std::uint64_t seq) {
     const Group& g = m.groups[group];
@@ -861,7 +1044,7 @@ RunSummary Engine::run() {
     if (m.deadlines.empty()) return false;
     const auto [at, group, seq] = *m.deadlines.begin();
     if (next && !(at < *next)) return false;
-    m.now = at;
+    first.now = at;
     m.watchdog_at = at;
     m.watchdog_collective = std::make_pair(group, seq);
     m.events.clear();
@@ -879,16 +1062,20 @@ RunSummary Engine::run() {
     while (!m.events.empty()) {
       if (watchdog_fires_before(m.events.earliest())) break;
       m.events.run_earliest([&](Time at, const Event& ev) {
-        m.now = at;
-        m.dispatch(*this, ev);
+        first.now = at;
+        m.dispatch(*this, first, ev);
       });
     }
     if (!m.watchdog_at) watchdog_fires_before(std::nullopt);
   }
   RunSummary summary;
-  summary.end = m.now;
-  summary.events = m.events_run;
-  summary.rank_ops = m.rank_ops;
+  summary.end = first.now;
+  for (Worker& w : m.workers) {
+    if (m.rank_major()) summary.end = max(summary.end, w.latest);
+    summary.events += w.events_run;
+    summary.rank_ops += w.rank_ops;
+  }
+  if (m.rank_major()) first.now = summary.end;
   for (std::uint32_t s = 0; s < m.streams.size(); ++s) {
     if (!m.streams[s].pending.empty()) summary.blocked.push_back(m.describe_blocked(s));
   }

@@ -128,6 +128,11 @@ struct EngineOptions {
   /// each, and all fail at the first collective whose fingerprints differ.
   std::int64_t fingerprint_bytes = 0;
   Schedule schedule = Schedule::kTimeOrder;
+  /// kRankMajor: threads that run a sweep's ranks at once, each a range of
+  /// them (at most one per rank). The results do not depend on it. With
+  /// more than one, observers' on_op and processes' on_wake run on several
+  /// threads at once, for different ranks: Engine::worker() tells them apart.
+  int threads = 1;
 };
 
 using GroupId = std::uint32_t;
@@ -201,7 +206,12 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   int world_size() const;
+  /// The current time: while an event runs, its time.
   Time now() const;
+  /// Which of the workers() threads runs the calling process or observer
+  /// (0 outside a run): for state processes of different ranks share.
+  int worker() const;
+  int workers() const;
   /// Group 0: every rank, in rank order.
   static constexpr GroupId kWorld = 0;
 
