@@ -669,7 +669,7 @@ bool keeps_lockstep(const Fault& f) {
 // Time order sweeps the ranks that share an instant in memory order, which
 // is fast while ranks move in lockstep (no straggler, one slow rank);
 // ranks with independent random delays never share one, and rank-major
-// order is then 2.5 to 3 times faster (bench/README.md#schedules). A
+// order is then 1.7 to 1.9 times faster (bench/README.md#schedules). A
 // trace lists events in time order.
 sim::Schedule choose_schedule(const DdpJob& job, const sim::Observer* trace) {
   if (trace != nullptr) return sim::Schedule::kTimeOrder;

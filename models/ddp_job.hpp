@@ -158,8 +158,9 @@ bool symmetric(const DdpJob& job);
 /// Every rank simulated runs on the engine's time-order schedule, or
 /// rank-major (each rank runs ahead to its next collective) when ranks
 /// rarely share an instant (a jitter straggler model), where it is faster;
-/// a rank-major run that crashes, hangs or sees ranks disagree is run again
-/// in time order. The results are the same (tests/CMakeLists.txt: schedule.*).
+/// a rank-major run that reaches what only time order simulates (a crash,
+/// ranks that disagree, the watchdog) is run again in time order. The
+/// results are the same (tests/CMakeLists.txt: schedule.*).
 /// A symmetric job (with fast_path, without a trace) is simulated exactly
 /// by one rank whose collectives are priced over W, at a cost that does not
 /// grow with W; the result is the same as rank by rank (tests/fastpath.cmake).

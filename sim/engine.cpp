@@ -211,10 +211,9 @@ struct Rendezvous {
   Time first_arrival;
   Time earliest_arrival, last_arrival;  // the latter: when the collective starts
   bool stalled = false;
-  // kRankMajor: resolved, it ends at `done_at`; `delivered` members were told.
+  // kRankMajor: resolved, it ends at `done_at` (each member learns it in the next sweep).
   bool resolved = false;
   Time done_at;
-  int delivered = 0;
 
   void reset(std::size_t members) {
     arrival.assign(members, Time{});
@@ -222,7 +221,7 @@ struct Rendezvous {
     collectives.clear();
     labels.clear();
     uniform = true;
-    recorded = count = delivered = 0;
+    recorded = count = 0;
     stalled = resolved = false;
   }
   void record(std::size_t pos, Collective c, OpLabel l, Time at) {
@@ -684,7 +683,7 @@ struct Engine::Impl {
       }
     }
     deadlines.erase({rz.first_arrival + options.watchdog_timeout, gid, seq});
-    rz.start = rz.last_arrival;  // kTimeOrder: now; kRankMajor may resolve it while running an earlier member
+    rz.start = rz.last_arrival;  // kTimeOrder: now; kRankMajor resolves between sweeps
     const Collective runs = as_sent(rz.collective_of(0));
     for (std::size_t p = 0; !rz.uniform && p < rz.labels.size(); ++p) {
       if (!Rendezvous::same(rz.labels[p], rz.labels[0])) {

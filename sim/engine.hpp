@@ -68,7 +68,9 @@ struct OpRecord {
 class Observer {
  public:
   virtual ~Observer() = default;
-  /// Called when an operation ends, in event order.
+  /// Called when an operation ends: in event order (Schedule::kTimeOrder),
+  /// or each rank's in its time order, ranks interleaved (kRankMajor; with
+  /// EngineOptions::threads above 1, for different ranks at once).
   virtual void on_op(const OpRecord& record) = 0;
 };
 
@@ -78,6 +80,8 @@ class Engine;
 class Process {
  public:
   virtual ~Process() = default;
+  /// With kRankMajor on several threads, processes of different ranks wake
+  /// at once: what they share, they keep per Engine::worker().
   virtual void on_wake(Engine& engine, std::uint64_t token) = 0;
 };
 
