@@ -208,8 +208,9 @@ struct Rendezvous {
   int recorded = 0;  // members that reached it
   int count = 0;     // of those, the ones that wait in it (not a gloo rank that dies as it arrives)
   Time start;
-  Time first_arrival;
-  Time earliest_arrival, last_arrival;  // the latter: when the collective starts
+  // The first and the last arrival in time: the watchdog's deadline runs from
+  // the first, the collective starts at the last.
+  Time earliest_arrival, last_arrival;
   bool stalled = false;
   // kRankMajor: resolved, it ends at `done_at` (each member learns it in the next sweep).
   bool resolved = false;
@@ -566,7 +567,6 @@ struct Engine::Impl {
         spare_rendezvous.pop_back();
       }
       rz.reset(n);
-      rz.first_arrival = now;
       if (options.watchdog_timeout > Time::zero()) deadlines.emplace(now + options.watchdog_timeout, op.group, op.group_seq);
     }
     rz.record(pos, op.collective(), op.label, now);
@@ -605,7 +605,6 @@ struct Engine::Impl {
             spare_rendezvous.pop_back();
           }
           rz.reset(g.members.size());
-          rz.first_arrival = a.at;
         }
         rz.record(pos, a.collective, a.label, a.at);
         waiting[static_cast<std::size_t>(a.rank)] = &rz;
@@ -682,7 +681,7 @@ struct Engine::Impl {
         return;
       }
     }
-    deadlines.erase({rz.first_arrival + options.watchdog_timeout, gid, seq});
+    deadlines.erase({rz.earliest_arrival + options.watchdog_timeout, gid, seq});
     rz.start = rz.last_arrival;  // kTimeOrder: now; kRankMajor resolves between sweeps
     const Collective runs = as_sent(rz.collective_of(0));
     for (std::size_t p = 0; !rz.uniform && p < rz.labels.size(); ++p) {
