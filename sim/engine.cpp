@@ -52,16 +52,15 @@ struct Op {
   bool is_collective = false;
   bool has_after = false;
 
-  static Op plain(Time duration, OpLabel label, const std::optional<OpRef>& after) {
-    Op op;
+  static void plain(Op& op, Time duration, OpLabel label, const std::optional<OpRef>& after) {
+    op = Op{};
     op.value = duration.count_ns();
     op.label = label;
     op.set_after(after);
-    return op;
   }
-  static Op collective_op(Collective c, GroupId group, std::uint64_t seq, OpLabel label,
-                          const std::optional<OpRef>& after) {
-    Op op;
+  static void collective_op(Op& op, Collective c, GroupId group, std::uint64_t seq, OpLabel label,
+                            const std::optional<OpRef>& after) {
+    op = Op{};
     op.value = c.bytes;
     op.kind = c.kind;
     op.is_collective = true;
@@ -69,7 +68,6 @@ struct Op {
     op.group_seq = seq;
     op.label = label;
     op.set_after(after);
-    return op;
   }
   void set_after(const std::optional<OpRef>& ref) {
     has_after = ref.has_value();
@@ -147,10 +145,15 @@ class OpQueue {
   bool empty() const { return size_ == 0; }
   Op& front() { return data()[head_]; }
   const Op& front() const { return data()[head_]; }
-  void push_back(const Op& op) {
+  /// Appends a slot for the caller to fill in place: an op built on the
+  /// stack and copied in is read back in wide loads just after its fields'
+  /// narrow stores, which the store buffer cannot forward (5 to 7 % of a
+  /// run, bench/README.md#profile-callgrind).
+  Op& push_back() {
     if (size_ == capacity()) grow();
-    data()[(head_ + size_) & (capacity() - 1)] = op;
+    Op& slot = data()[(head_ + size_) & (capacity() - 1)];
     ++size_;
+    return slot;
   }
   void pop_front() {
     head_ = (head_ + 1) & (capacity() - 1);
@@ -966,7 +969,7 @@ OpRef Engine::enqueue(int rank, StreamKind kind, Time duration, OpLabel label,
   Stream& st = impl_->streams[s];
   if (impl_->dead[static_cast<std::size_t>(rank)]) return OpRef{s, st.enqueued++};  // a dead process issues nothing
   if (st.pending.empty() && !st.active) st.head_since = w.now;
-  st.pending.push_back(Op::plain(duration, label, after));
+  Op::plain(st.pending.push_back(), duration, label, after);
   const OpRef ref{s, st.enqueued++};
   impl_->try_start(w, s);
   return ref;
@@ -988,7 +991,7 @@ OpRef Engine::enqueue_collective(int rank, GroupId group, Collective collective,
   Stream& st = impl_->streams[s];
   if (impl_->dead[static_cast<std::size_t>(rank)]) return OpRef{s, st.enqueued++};
   if (st.pending.empty() && !st.active) st.head_since = w.now;
-  st.pending.push_back(Op::collective_op(collective, group, g.issued[pos]++, label, after));
+  Op::collective_op(st.pending.push_back(), collective, group, g.issued[pos]++, label, after);
   const OpRef ref{s, st.enqueued++};
   impl_->try_start(w, s);
   return ref;
