@@ -176,13 +176,12 @@ class RankProgram final : public sim::Process {
     if (fewer > 0) status().faults.insert(FaultType::kUnevenBatches);
     // With Join, a rank out of data shadows the others' remaining iterations,
     // then every rank's Join exit all-reduces the count of ranks not joined.
-    const int most = job_.iterations - plan.fewest_missing;
-    for (int e = 0; e < job_.epochs; ++e) {
-      for (int i = 0; i < job_.iterations - fewer; ++i) loop_.push_back({e * job_.iterations + i, Entry::kIteration});
-      if (!job_.join) continue;
-      for (int i = job_.iterations - fewer; i < most; ++i) loop_.push_back({e * job_.iterations + i, Entry::kShadow});
-      loop_.push_back({e * job_.iterations + most - 1, Entry::kJoinExit});
-    }
+    runs_ = job_.iterations - fewer;
+    most_ = job_.iterations - plan.fewest_missing;
+    iterations_ = std::max(0, runs_);
+    shadows_per_epoch_ = job_.join ? std::max(0, most_ - runs_) : 0;
+    per_epoch_ = iterations_ + shadows_per_epoch_ + (job_.join ? 1 : 0);
+    loop_size_ = static_cast<std::size_t>(job_.epochs) * static_cast<std::size_t>(per_epoch_);
   }
 
   // DistributedDataParallel's constructor: parameters and buffers from rank 0.
@@ -206,10 +205,11 @@ class RankProgram final : public sim::Process {
 
   void on_wake(sim::Engine& e, std::uint64_t token) override {
     const auto k = static_cast<std::size_t>(token);
-    if (k < loop_.size()) {
+    if (k < loop_size_) {
       // A shadowed iteration counts as done for this rank: it joined.
-      if (loop_[k].kind != Entry::kJoinExit) {
-        const auto g = static_cast<std::size_t>(loop_[k].g);
+      const Entry entry = loop(k);
+      if (entry.kind != Entry::kJoinExit) {
+        const auto g = static_cast<std::size_t>(entry.g);
         Progress::Tally& tally = progress_.by_worker[static_cast<std::size_t>(e.worker())];
         tally.iteration_end[g] = sim::max(tally.iteration_end[g], e.now());
         ++tally.finished_ranks[g];
@@ -235,7 +235,7 @@ class RankProgram final : public sim::Process {
 
   // Runs the k-th iteration of this rank's loop, or what follows the loop.
   void step(sim::Engine& e, std::size_t k) {
-    if (k == loop_.size()) {
+    if (k == loop_size_) {
       if (!job_.final_barrier) {
         status().finished = true;
         return;
@@ -245,9 +245,10 @@ class RankProgram final : public sim::Process {
       e.wake_when_done(barrier, *this, k);
       return;
     }
-    const int g = loop_[k].g;
-    if (loop_[k].kind != Entry::kIteration) {
-      e.wake_when_done(join_step(e, loop_[k]), *this, k);
+    const Entry entry = loop(k);
+    const int g = entry.g;
+    if (entry.kind != Entry::kIteration) {
+      e.wake_when_done(join_step(e, entry), *this, k);
       return;
     }
     if (!pending_unused_.empty()) {
@@ -427,7 +428,23 @@ class RankProgram final : public sim::Process {
   int world_size_;
   std::uint64_t seed_;
   Progress& progress_;
-  std::vector<Entry> loop_;  // what this rank's loop runs, in order
+  // What this rank's loop runs, in order, each epoch: its iterations, then
+  // (Join) a shadow of each iteration others still run, then the Join exit.
+  // Computed, not stored: a per-rank list is one more cache miss a wake.
+  int runs_ = 0;                // iterations less the missing batches (may be below zero)
+  int most_ = 0;                // iterations the rank with most batches runs
+  int iterations_ = 0;          // max(0, runs_)
+  int shadows_per_epoch_ = 0;
+  int per_epoch_ = 0;
+  std::size_t loop_size_ = 0;
+  Entry loop(std::size_t k) const {
+    const auto per = static_cast<std::size_t>(per_epoch_);
+    const int base = static_cast<int>(k / per) * job_.iterations;
+    const int p = static_cast<int>(k % per);
+    if (p < iterations_) return {base + p, Entry::kIteration};
+    if (p - iterations_ < shadows_per_epoch_) return {base + runs_ + (p - iterations_), Entry::kShadow};
+    return {base + most_ - 1, Entry::kJoinExit};
+  }
   int shadows_ = 0;
   std::optional<sim::OpRef> constructed_;
   bool first_forward_ = true;
