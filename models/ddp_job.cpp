@@ -3,11 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+
+#include "sim/small_list.hpp"
 
 namespace ddpsim::models {
 
@@ -497,10 +498,11 @@ class Accounting final : public sim::Observer {
           const sim::Time lo = sim::max(from, r.ready), hi = sim::min(to, r.start);
           return lo < hi ? hi - lo : sim::Time{};
         };
-        acc.collectives.for_each([&](const Span& c) {
+        for (std::size_t i = 0; i < acc.collectives.size(); ++i) {
+          const Span& c = acc.collectives[i];
           acc.exposed += overlap(c.start, c.end);
           acc.wait += overlap(c.arrival, c.start);
-        });
+        }
       }
     }
     switch (tag) {
@@ -564,34 +566,6 @@ class Accounting final : public sim::Observer {
   struct Span {
     sim::Time arrival, start, end;
   };
-  // This iteration's collectives (waited from arrival to start, ran to
-  // end): the first kInline in place (ResNet-50 has six), more on the heap.
-  class Spans {
-   public:
-    static constexpr std::size_t kInline = 6;
-    void push_back(const Span& s) {
-      if (size_ < kInline) {
-        inline_[size_] = s;
-      } else {
-        more_.push_back(s);
-      }
-      ++size_;
-    }
-    void clear() {
-      size_ = 0;
-      more_.clear();
-    }
-    template <class Fn>
-    void for_each(Fn&& fn) const {
-      for (std::size_t i = 0; i < std::min(size_, kInline); ++i) fn(inline_[i]);
-      for (const Span& s : more_) fn(s);
-    }
-
-   private:
-    std::size_t size_ = 0;
-    std::array<Span, kInline> inline_{};
-    std::vector<Span> more_;
-  };
   // One rank's sums and this iteration's marks. Every op reads and writes
   // a rank's record, a sweep over every rank apart once the ranks outnumber
   // the cache: what most ops touch is its first line, and the iteration's
@@ -601,7 +575,9 @@ class Accounting final : public sim::Observer {
     std::optional<sim::Time> first_launch;
     sim::Time collective, exposed, wait;
     sim::Time forward_compute, backward_compute, backward_comm, overlap;
-    Spans collectives;
+    // This iteration's collectives (waited from arrival to start, ran to end):
+    // ResNet-50 has six.
+    sim::SmallList<Span, 6> collectives;
   };
   int warmup_;
   std::uint32_t sync_micro_;

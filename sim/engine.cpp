@@ -15,6 +15,8 @@
 #include <string>
 #include <utility>
 
+#include "sim/small_list.hpp"
+
 namespace ddpsim::sim {
 
 std::string_view to_string(StreamKind kind) {
@@ -89,49 +91,6 @@ struct Wake {
   std::uint64_t index;
   Process* process;
   std::uint64_t token;
-};
-
-// A list whose first N elements live in the list itself. A stream has at
-// most a waiter or two and a pending wake; a heap block for each would be
-// one more cache miss per event once the ranks outnumber the cache.
-template <class T, std::size_t N>
-class SmallList {
- public:
-  bool empty() const { return size_ == 0; }
-  std::size_t size() const { return size_; }
-  T& operator[](std::size_t i) { return i < N ? inline_[i] : spill_[i - N]; }
-  void push_back(const T& value) {
-    if (size_ < N) {
-      inline_[size_] = value;
-    } else {
-      spill_.push_back(value);
-    }
-    ++size_;
-  }
-  void pop_back() {
-    --size_;
-    if (size_ >= N) spill_.pop_back();
-  }
-  void clear() {
-    size_ = 0;
-    spill_.clear();
-  }
-  /// Removes the elements `pred` accepts, keeping the others' order.
-  template <class Pred>
-  void erase_if(Pred pred) {
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < size_; ++i) {
-      const T value = (*this)[i];
-      if (!pred(value)) (*this)[kept++] = value;
-    }
-    size_ = kept;
-    spill_.resize(kept > N ? kept - N : 0);
-  }
-
- private:
-  std::size_t size_ = 0;  // first: empty() reads the list's first bytes only
-  std::array<T, N> inline_{};
-  std::vector<T> spill_;
 };
 
 // A FIFO that reuses its storage: streams push and pop one op at a time,
