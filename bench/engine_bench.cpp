@@ -80,6 +80,12 @@ void BM_ResNet50_rank_major(benchmark::State& state) {
   job.schedule = ddpsim::sim::Schedule::kRankMajor;
   run_job(state, job);
 }
+void BM_ResNet50_rank_major_2threads(benchmark::State& state) {
+  auto job = resnet50_job(iterations(state), false);
+  job.schedule = ddpsim::sim::Schedule::kRankMajor;
+  job.threads = 2;
+  run_job(state, job);
+}
 void BM_ResNet50FastPath(benchmark::State& state) { run_job(state, resnet50_job(iterations(state), true)); }
 
 // The same job with jitter stragglers: every rank, every iteration, an
@@ -113,7 +119,8 @@ void scaling_sizes(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_ResNet50)->Name("BM_ResNet50_scaling")->Apply(scaling_sizes<100>);
 BENCHMARK(BM_ResNet50)->Name("BM_ResNet50_scaling_short")->Apply(scaling_sizes<10>);
-BENCHMARK(BM_ResNet50_rank_major)->Args({1024, 100})->Args({16384, 10})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ResNet50_rank_major)->Args({1024, 100})->Args({16384, 10})->Args({16384, 100})->Args({65536, 100})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ResNet50_rank_major_2threads)->Args({16384, 100})->Args({65536, 100})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ResNet50Jitter)->Name("BM_ResNet50Jitter_scaling")->Apply(scaling_sizes<30>);
 BENCHMARK(BM_ResNet50Jitter_2threads)->Name("BM_ResNet50Jitter_2threads_scaling")->Apply(scaling_sizes<30>)->UseRealTime();
 BENCHMARK(BM_ResNet50Jitter_time_order)->Args({1024, 30})->Args({16384, 30})->Unit(benchmark::kMillisecond);

@@ -154,13 +154,21 @@ inline constexpr int kRanksPerEngineThread = 4096;
 /// treats ranks alike).
 bool symmetric(const DdpJob& job);
 
-/// Simulates `job` on `world_size` ranks. `trace`, if given, sees every op.
-/// Every rank simulated runs on the engine's time-order schedule, or
-/// rank-major (each rank runs ahead to its next collective) when ranks
-/// rarely share an instant (a jitter straggler model), where it is faster;
-/// a rank-major run that reaches what only time order simulates (a crash,
-/// ranks that disagree, the watchdog) is run again in time order. The
-/// results are the same (tests/CMakeLists.txt: schedule.*).
+/// The engine schedule a rank-by-rank simulation of `job` on `ranks` ranks
+/// without a trace uses: `job.schedule` if set; otherwise time order when
+/// a fault makes ranks leave lockstep (they crash, hang or disagree, which
+/// rank-major hands back to time order anyway); otherwise rank-major (each
+/// rank runs ahead to its next collective) when ranks rarely share an
+/// instant (a jitter straggler model) or when it gets two or more threads
+/// (DdpJob::threads, kRanksPerEngineThread ranks each), where it is faster
+/// (bench/README.md#schedules); time order otherwise.
+sim::Schedule choose_schedule(const DdpJob& job, int ranks);
+
+/// Simulates `job` on `world_size` ranks. `trace`, if given, sees every op
+/// (time order). Every rank simulated runs on the schedule choose_schedule
+/// gives; a rank-major run that reaches what only time order simulates (a
+/// crash, ranks that disagree, the watchdog) is run again in time order.
+/// The results are the same (tests/CMakeLists.txt: schedule.*).
 /// A symmetric job (with fast_path, without a trace) is simulated exactly
 /// by one rank whose collectives are priced over W, at a cost that does not
 /// grow with W; the result is the same as rank by rank (tests/fastpath.cmake).

@@ -209,6 +209,60 @@ TEST_CASE("unused parameters without find_unused_parameters: PyTorch's error at 
   CHECK(r.blocked.empty());
 }
 
+namespace {
+
+models::Fault fault_on(models::FaultType type, int rank) {
+  models::Fault f;
+  f.type = type;
+  f.ranks = {rank};
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("the schedule: rank-major for jitter, or for lockstep once it has two threads") {
+  models::DdpJob job = scaling_lab();
+  job.straggler = models::NoStraggler{};
+  const int two = 2 * models::kRanksPerEngineThread;
+  CHECK(models::choose_schedule(job, two) == sim::Schedule::kTimeOrder);  // one thread: time order is faster
+  job.threads = 2;
+  CHECK(models::choose_schedule(job, two) == sim::Schedule::kRankMajor);
+  CHECK(models::choose_schedule(job, two - 1) == sim::Schedule::kTimeOrder);  // too few ranks for a second thread
+  job.faults.push_back(fault_on(models::FaultType::kSlowdown, 3));
+  CHECK(models::choose_schedule(job, two) == sim::Schedule::kRankMajor);  // a slow rank keeps lockstep
+  job.faults.push_back(fault_on(models::FaultType::kSkipBackward, 1));
+  CHECK(models::choose_schedule(job, two) == sim::Schedule::kTimeOrder);  // a hang: time order at once
+  job.faults.clear();
+  job.threads = 1;
+  job.straggler = models::JitterStraggler{models::JitterDistribution::kExponential, Time::from_ms(3), {}};
+  CHECK(models::choose_schedule(job, 64) == sim::Schedule::kRankMajor);
+  job.schedule = sim::Schedule::kTimeOrder;
+  CHECK(models::choose_schedule(job, 64) == sim::Schedule::kTimeOrder);
+}
+
+TEST_CASE("a lockstep job: time order and rank-major on two threads give the same result") {
+  models::DdpJob job = scaling_lab();
+  job.faults.push_back(fault_on(models::FaultType::kSlowdown, 5));
+  job.faults.back().factor = 1.5;
+  const int w = 2 * models::kRanksPerEngineThread;
+  const models::RunResult t = models::simulate_ddp(job, w, 7);  // one thread: time order
+  job.threads = 2;
+  REQUIRE(models::choose_schedule(job, w) == sim::Schedule::kRankMajor);
+  const models::RunResult m = models::simulate_ddp(job, w, 7);
+  REQUIRE(t.outcome == models::Outcome::kCompleted);
+  CHECK(m.step_ms == t.step_ms);
+  CHECK(m.end == t.end);
+  CHECK(m.rank_ops == t.rank_ops);
+  REQUIRE(m.ranks.size() == t.ranks.size());
+  for (std::size_t i = 0; i < t.ranks.size(); i += 389) {
+    CAPTURE(i);
+    CHECK(m.ranks[i].wait_ms == t.ranks[i].wait_ms);
+    CHECK(m.ranks[i].exposed_comm_ms == t.ranks[i].exposed_comm_ms);
+    CHECK(m.ranks[i].compute_ms == t.ranks[i].compute_ms);
+    CHECK(m.ranks[i].backward_overlap_ms == t.ranks[i].backward_overlap_ms);
+  }
+}
+
 TEST_CASE("a jitter job: time order, rank-major and rank-major on threads give the same result") {
   models::DdpJob job = scaling_lab();
   job.straggler = models::JitterStraggler{models::JitterDistribution::kExponential, Time::from_ms(3), {}};
