@@ -697,8 +697,8 @@ bool keeps_lockstep(const Fault& f) {
 // is fast on one thread while ranks move in lockstep (no straggler, one
 // slow rank); ranks with independent random delays never share one, and
 // rank-major order is then 1.7 to 1.9 times faster. Rank-major's sweeps
-// also spread over threads: with two, lockstep ResNet-50 at 16,384 and
-// 65,536 ranks takes 15 to 24 % less time than time order on one
+// also spread over threads: with two, lockstep ResNet-50 takes 6 to 24 %
+// less time than time order on one at 16,384 ranks, 17 to 22 % at 65,536
 // (bench/README.md#schedules).
 sim::Schedule choose_schedule(const DdpJob& job, int ranks) {
   if (job.schedule) return *job.schedule;
