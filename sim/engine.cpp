@@ -245,30 +245,36 @@ struct Event {
 
 // kRankMajor: one rank's pending events, in (time, insertion) order. A
 // rank has a few at a time (an op per busy stream, a wake, a collective's
-// end), so they live in place, sorted on insertion.
+// end), so they live in place, latest first: the next to run is the last,
+// and a new event goes in front of those at its time or earlier, which
+// keeps insertion order among equal times. It is written in place, not
+// built and copied in (narrow stores read back wide stall, as for ops).
 class RankQueue {
  public:
   struct Entry {
     Time at;
-    std::uint64_t order;
     Event event;
   };
   bool empty() const { return list_.empty(); }
-  void push(Time at, const Event& ev) {
-    list_.push_back(Entry{at, next_order_++, ev});
-    for (std::size_t i = list_.size() - 1; i > 0 && later(list_[i - 1], list_[i]); --i) std::swap(list_[i - 1], list_[i]);
+  void push(Time at, EventKind kind, std::uint32_t target, std::uint64_t payload, Process* process) {
+    list_.push_back(Entry{});
+    std::size_t i = list_.size() - 1;
+    for (; i > 0 && !(at < list_[i - 1].at); --i) list_[i] = list_[i - 1];
+    Entry& e = list_[i];
+    e.at = at;
+    e.event.kind = kind;
+    e.event.target = target;
+    e.event.payload = payload;
+    e.event.process = process;
   }
-  Entry pop_front() {
-    const Entry first = list_[0];
-    for (std::size_t i = 1; i < list_.size(); ++i) list_[i - 1] = list_[i];
+  Entry pop() {
+    const Entry next = list_[list_.size() - 1];
     list_.pop_back();
-    return first;
+    return next;
   }
 
  private:
-  static bool later(const Entry& a, const Entry& b) { return b.at < a.at || (a.at == b.at && a.order > b.order); }
   SmallList<Entry, 4> list_;
-  std::uint64_t next_order_ = 0;
 };
 
 // Pending events, ordered by (time, insertion). Events that share a time
@@ -461,7 +467,7 @@ struct Engine::Impl {
             Process* process = nullptr) {
     if (rank_major()) {
       // Every event of this schedule names a stream; it is its rank's.
-      rank_events[target / kStreamsPerRank].push(at, Event{kind, target, payload, process});
+      rank_events[target / kStreamsPerRank].push(at, kind, target, payload, process);
       return;
     }
     events.push(at, Event{kind, target, payload, process});
@@ -806,7 +812,7 @@ struct Engine::Impl {
     w.running_rank = r;
     while ((waiting[ur] == nullptr || deliver(r)) && !q.empty()) {
       w.ran = true;
-      const RankQueue::Entry e = q.pop_front();
+      const RankQueue::Entry e = q.pop();
       w.now = e.at;
       w.latest = max(w.latest, w.now);
       dispatch(engine, w, e.event);

@@ -541,6 +541,36 @@ TEST_CASE("rank-major: what needs the global order throws NeedsTimeOrder") {
   }
 }
 
+TEST_CASE("processes woken at the same instant run in the order they asked, on both schedules") {
+  // Two processes of rank 0 wait for one op; each then enqueues on the
+  // compute stream, whose FIFO order shows who ran first.
+  struct Issue final : Process {
+    Time duration;
+    std::uint32_t tag;
+    explicit Issue(Time d, std::uint32_t t) : duration(d), tag(t) {}
+    void on_wake(Engine& e, std::uint64_t) override { e.enqueue(0, StreamKind::kCompute, duration, {tag, 0}); }
+  };
+  for (const Schedule schedule : {Schedule::kTimeOrder, Schedule::kRankMajor}) {
+    CAPTURE(static_cast<int>(schedule));
+    Engine e(1, fixed_cost(0), scheduled(schedule));
+    Recorder rec;
+    e.add_observer(rec);
+    Issue first(ms(5), 1), second(ms(2), 2), third(ms(1), 3);
+    const OpRef gate = e.enqueue(0, StreamKind::kHost, ms(1), {0, 0});
+    e.wake_when_done(gate, first, 0);
+    e.wake_when_done(gate, second, 0);
+    e.wake_when_done(gate, third, 0);
+    CHECK_FALSE(e.run().hung());
+    REQUIRE(rec.ops.size() == 4);
+    CHECK(rec.ops[1].label.tag == 1);
+    CHECK(rec.ops[1].end == ms(6));
+    CHECK(rec.ops[2].label.tag == 2);
+    CHECK(rec.ops[2].end == ms(8));
+    CHECK(rec.ops[3].label.tag == 3);
+    CHECK(rec.ops[3].end == ms(9));
+  }
+}
+
 TEST_CASE("rank-major: work stays on its rank") {
   Engine e(2, fixed_cost(1), scheduled(Schedule::kRankMajor));
   const OpRef other = e.enqueue(1, StreamKind::kCompute, ms(1), {});
