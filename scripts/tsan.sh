@@ -11,4 +11,4 @@ cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPSIM_SIMGRID=OFF -DDD
 cmake --build "$dir" -j "$(nproc)" --target sim_test models_test
 export TSAN_OPTIONS=halt_on_error=1
 "$dir/sim/sim_test" -tc='rank-major*'
-"$dir/models/models_test" -tc='a jitter job*'
+"$dir/models/models_test" -tc='a jitter job*,a lockstep job*'
