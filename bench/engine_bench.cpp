@@ -74,7 +74,8 @@ void run_job(benchmark::State& state, const ddpsim::models::DdpJob& job) {
 int iterations(const benchmark::State& state) { return static_cast<int>(state.range(1)); }
 
 void BM_ResNet50(benchmark::State& state) { run_job(state, resnet50_job(iterations(state), false)); }
-// Lockstep on the other schedule (simulate_ddp picks time order for it).
+// Lockstep on rank-major, on one and two threads (models::choose_schedule
+// gives such a job time order on one thread, rank-major on two).
 void BM_ResNet50_rank_major(benchmark::State& state) {
   auto job = resnet50_job(iterations(state), false);
   job.schedule = ddpsim::sim::Schedule::kRankMajor;
