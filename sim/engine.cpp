@@ -514,6 +514,21 @@ struct Engine::Impl {
     arrive(w, s, op);
   }
 
+  // The rendezvous of collective `seq` in group g, and whether it was just
+  // opened (empty, reusing a finished one's buffers).
+  std::pair<Rendezvous*, bool> open_rendezvous(Group& g, std::uint64_t seq) {
+    auto [it, fresh] = g.open.try_emplace(seq);
+    Rendezvous& rz = it->second;
+    if (fresh) {
+      if (!spare_rendezvous.empty()) {
+        rz = std::move(spare_rendezvous.back());
+        spare_rendezvous.pop_back();
+      }
+      rz.reset(g.members.size());
+    }
+    return {&rz, fresh};
+  }
+
   // The head op of stream s, a collective, reaches its rendezvous.
   void arrive(Worker& w, std::uint32_t s, const Op& op) {
     const int rank = static_cast<int>(s / kStreamsPerRank);
@@ -526,16 +541,11 @@ struct Engine::Impl {
     const Time now = w.now;
     Group& g = groups[op.group];
     const auto pos = static_cast<std::size_t>(g.position_of_rank[static_cast<std::size_t>(rank)]);
-    auto [it, fresh] = g.open.try_emplace(op.group_seq);
-    Rendezvous& rz = it->second;
+    const auto [rzp, fresh] = open_rendezvous(g, op.group_seq);
+    Rendezvous& rz = *rzp;
     const std::size_t n = g.members.size();
-    if (fresh) {
-      if (!spare_rendezvous.empty()) {
-        rz = std::move(spare_rendezvous.back());  // reuse its buffers
-        spare_rendezvous.pop_back();
-      }
-      rz.reset(n);
-      if (options.watchdog_timeout > Time::zero()) deadlines.emplace(now + options.watchdog_timeout, op.group, op.group_seq);
+    if (fresh && options.watchdog_timeout > Time::zero()) {
+      deadlines.emplace(now + options.watchdog_timeout, op.group, op.group_seq);
     }
     rz.record(pos, op.collective(), op.label, now);
     if (options.backend == Backend::kGloo && g.dead_members > 0) {
@@ -565,15 +575,7 @@ struct Engine::Impl {
       for (const Arrival& a : w.arrivals) {
         Group& g = groups[a.group];
         const auto pos = static_cast<std::size_t>(g.position_of_rank[static_cast<std::size_t>(a.rank)]);
-        auto [it, fresh] = g.open.try_emplace(a.seq);
-        Rendezvous& rz = it->second;
-        if (fresh) {
-          if (!spare_rendezvous.empty()) {
-            rz = std::move(spare_rendezvous.back());
-            spare_rendezvous.pop_back();
-          }
-          rz.reset(g.members.size());
-        }
+        Rendezvous& rz = *open_rendezvous(g, a.seq).first;
         rz.record(pos, a.collective, a.label, a.at);
         waiting[static_cast<std::size_t>(a.rank)] = &rz;
         if (++rz.count < static_cast<int>(g.members.size())) continue;
