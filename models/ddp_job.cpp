@@ -8,6 +8,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "sim/levelized.hpp"
 #include "sim/small_list.hpp"
 
 namespace ddpsim::models {
@@ -159,6 +160,48 @@ struct Progress {
   }
 };
 
+// Takes the ops one rank's program issues, in the engine's calls, as a
+// program every rank runs (sim::run_levelized). An OpRef it returns names
+// the op's index in the program.
+class Recorder {
+ public:
+  sim::OpRef enqueue(int, sim::StreamKind stream, sim::Time duration, sim::OpLabel label,
+                     std::optional<sim::OpRef> after = std::nullopt) {
+    sim::ProgramOp& op = add(stream, label, after);
+    op.duration = duration;
+    op.per_rank = per_rank_next_;
+    per_rank_next_ = false;
+    return ref();
+  }
+  sim::OpRef enqueue_collective(int, sim::GroupId, sim::Collective collective, sim::OpLabel label,
+                                std::optional<sim::OpRef> after = std::nullopt) {
+    sim::ProgramOp& op = add(sim::StreamKind::kComm, label, after);
+    op.is_collective = true;
+    op.collective = collective;
+    return ref();
+  }
+  /// The next op's duration differs by rank (LevelizedOptions::extra).
+  void next_per_rank() { per_rank_next_ = true; }
+  /// The ops since the last step form one, issued when op `issued_after`
+  /// ends (-1: at time zero); the process then waits for `waits_for`.
+  void end_step(std::int32_t issued_after, std::int32_t waits_for) {
+    program_.steps.push_back({program_.ops.size(), issued_after, waits_for});
+  }
+  sim::UniformProgram program() && { return std::move(program_); }
+
+ private:
+  sim::ProgramOp& add(sim::StreamKind stream, sim::OpLabel label, const std::optional<sim::OpRef>& after) {
+    sim::ProgramOp& op = program_.ops.emplace_back();
+    op.stream = stream;
+    op.label = label;
+    op.after = after ? static_cast<std::int32_t>(after->index) : -1;
+    return op;
+  }
+  sim::OpRef ref() const { return {static_cast<std::uint32_t>(program_.ops.back().stream), program_.ops.size() - 1}; }
+  sim::UniformProgram program_;
+  bool per_rank_next_ = false;
+};
+
 // The training loop of one rank: a synchronous script, each iteration
 // issued when the previous one's last operation ends.
 class RankProgram final : public sim::Process {
@@ -189,12 +232,7 @@ class RankProgram final : public sim::Process {
   // DistributedDataParallel's constructor: parameters and buffers from rank 0.
   // Training starts once it returns.
   void construct(sim::Engine& e) {
-    std::int64_t bytes = plan_.parameter_bytes + plan_.buffer_bytes;
-    for (int chunk = 0; bytes > 0; ++chunk, bytes -= kInitBroadcastChunk) {
-      constructed_ = e.enqueue_collective(rank_, sim::Engine::kWorld,
-                                          {sim::CollectiveKind::kBroadcast, std::min(bytes, kInitBroadcastChunk)},
-                                          label(DdpTag::kInitBroadcast, 0, chunk));
-    }
+    broadcast_initial_state(e);
     for (const Fault& f : job_.faults) {
       if (f.type == FaultType::kCrash && f.at && f.has_rank(rank_)) {
         status().faults.insert(FaultType::kCrash);
@@ -204,6 +242,29 @@ class RankProgram final : public sim::Process {
   }
 
   void start(sim::Engine& e) { step(e, 0); }
+
+  // What this program issues, for a job whose ranks all issue the same
+  // (uniform_program): construction, each step of the loop, the barrier.
+  sim::UniformProgram record() {
+    Recorder r;
+    broadcast_initial_state(r);
+    r.end_step(-1, -1);
+    std::int32_t previous = -1;  // the first step is issued at time zero, with construction
+    for (std::size_t k = 0; k < loop_size_ + (job_.final_barrier ? 1 : 0); ++k) {
+      const auto last = static_cast<std::int32_t>(issue(r, k).index);
+      r.end_step(previous, last);
+      previous = last;
+    }
+    return std::move(r).program();
+  }
+  std::size_t loop_size() const { return loop_size_; }
+  // The global iteration loop step k finishes (tallied), if it is one.
+  std::optional<int> tallied(std::size_t k) const {
+    const Entry entry = loop(k);
+    if (entry.kind == Entry::kJoinExit) return std::nullopt;
+    return entry.g;
+  }
+  const RankStatus& recorded_status() { return status(); }
 
   void on_wake(sim::Engine& e, std::uint64_t token) override {
     const auto k = static_cast<std::size_t>(token);
@@ -235,24 +296,43 @@ class RankProgram final : public sim::Process {
     return false;
   }
 
-  // Runs the k-th iteration of this rank's loop, or what follows the loop.
+  template <class E>
+  void broadcast_initial_state(E& e) {
+    std::int64_t bytes = plan_.parameter_bytes + plan_.buffer_bytes;
+    for (int chunk = 0; bytes > 0; ++chunk, bytes -= kInitBroadcastChunk) {
+      constructed_ = e.enqueue_collective(rank_, sim::Engine::kWorld,
+                                          {sim::CollectiveKind::kBroadcast, std::min(bytes, kInitBroadcastChunk)},
+                                          label(DdpTag::kInitBroadcast, 0, chunk));
+    }
+  }
+
+  // Runs the k-th step of this rank's loop, or what follows the loop.
   void step(sim::Engine& e, std::size_t k) {
-    if (k == loop_size_) {
-      if (!job_.final_barrier) {
-        status().finished = true;
-        return;
-      }
-      const sim::OpRef barrier = e.enqueue_collective(rank_, sim::Engine::kWorld, {sim::CollectiveKind::kBarrier, 0},
-                                                      label(DdpTag::kFinalBarrier, job_.total_iterations()));
-      e.wake_when_done(barrier, *this, k);
+    if (k == loop_size_ && !job_.final_barrier) {
+      status().finished = true;
       return;
+    }
+    if (k < loop_size_ && loop(k).kind == Entry::kIteration && !may_run(e, loop(k).g)) return;
+    e.wake_when_done(issue(e, k), *this, k);
+  }
+
+  // Issues the k-th step (an iteration, a Join step, the final barrier);
+  // returns the op the process then waits for.
+  template <class E>
+  sim::OpRef issue(E& e, std::size_t k) {
+    if (k == loop_size_) {
+      return e.enqueue_collective(rank_, sim::Engine::kWorld, {sim::CollectiveKind::kBarrier, 0},
+                                  label(DdpTag::kFinalBarrier, job_.total_iterations()));
     }
     const Entry entry = loop(k);
-    const int g = entry.g;
-    if (entry.kind != Entry::kIteration) {
-      e.wake_when_done(join_step(e, entry), *this, k);
-      return;
-    }
+    if (entry.kind != Entry::kIteration) return join_step(e, entry);
+    ++status().iterations_run;
+    return run_iteration(e, entry.g);
+  }
+
+  // Whether iteration g starts: the rank dies instead at a pending
+  // reduction error or a crash fault.
+  bool may_run(sim::Engine& e, int g) {
     if (!pending_unused_.empty()) {
       // PyTorch checks at the next forward that the previous reduction finished.
       std::string indices;
@@ -264,25 +344,25 @@ class RankProgram final : public sim::Process {
                          "`find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`. Parameter "
                          "indices which did not receive grad for rank {}: {}",
                          rank_, indices));
-      return;
+      return false;
     }
     if (fires(FaultType::kCrash, g)) {
       e.crash(rank_, fmt::format("killed at the start of iteration {} (fault: crash)", g));
-      return;
+      return false;
     }
-    ++status().iterations_run;
-    const sim::OpRef last = run_iteration(e, g);
-    e.wake_when_done(last, *this, k);
+    return true;
   }
 
-  sim::OpRef join_count(sim::Engine& e, int g, std::optional<sim::OpRef> after) {
+  template <class E>
+  sim::OpRef join_count(E& e, int g, std::optional<sim::OpRef> after) {
     return e.enqueue_collective(rank_, sim::Engine::kWorld, {sim::CollectiveKind::kAllReduce, 4},
                                 label(DdpTag::kJoinCount, g), after);
   }
 
   // Join's hooks for a rank out of data: the count, then the collectives the
   // others' iteration runs (buffer broadcast, one zero-filled all-reduce per bucket).
-  sim::OpRef join_step(sim::Engine& e, const Entry& entry) {
+  template <class E>
+  sim::OpRef join_step(E& e, const Entry& entry) {
     sim::OpRef last = join_count(e, entry.g, std::nullopt);
     if (entry.kind == Entry::kJoinExit) return last;  // every rank's exit: not a shadow
     ++shadows_;
@@ -316,8 +396,17 @@ class RankProgram final : public sim::Process {
     return factor == 1 ? t : sim::Time::ns(std::llround(static_cast<double>(t.count_ns()) * factor));
   }
 
+  // This rank's straggler delay in iteration g (on its first backward
+  // segment); a recording marks that op as per-rank instead.
+  sim::Time straggle(sim::Engine&, int g) const { return straggler_delay(job_.straggler, rank_, g, world_size_, seed_); }
+  static sim::Time straggle(Recorder& r, int) {
+    r.next_per_rank();
+    return {};
+  }
+
   // Issues iteration g; returns its last operation.
-  sim::OpRef run_iteration(sim::Engine& e, int g) {
+  template <class E>
+  sim::OpRef run_iteration(E& e, int g) {
     using sim::StreamKind;
     const ModelSpec& m = job_.model;
     const DdpConfig& ddp = job_.ddp;
@@ -382,7 +471,7 @@ class RankProgram final : public sim::Process {
       const bool use_rebuilt = rebuilt_;
       const BackwardPlan& bp = plan_.backward_with_unused(use_rebuilt, unused);
       const std::vector<Bucket>& buckets = use_rebuilt ? *plan_.rebuilt : plan_.initial;
-      const sim::Time slow = straggler_delay(job_.straggler, rank_, g, world_size_, seed_);
+      const sim::Time slow = straggle(e, g);
       std::vector<sim::OpRef>& segment = segment_;
       segment.clear();
       for (std::size_t s = 0; s < bp.segments.size(); ++s) {
@@ -592,11 +681,7 @@ namespace {
 // least kRanksPerEngineThread ranks (a sweep's threads meet once per collective).
 int engine_threads(const DdpJob& job, int ranks) { return std::clamp(ranks / kRanksPerEngineThread, 1, std::max(1, job.threads)); }
 
-// Simulates `simulated` ranks of a job whose collectives run over
-// `world_size` ranks: all of them, or (the symmetric fast path) rank 0
-// alone standing for every rank.
-RunResult simulate_ranks(const DdpJob& job, int simulated, int world_size, std::uint64_t seed, sim::Observer* trace,
-                         sim::Schedule schedule) {
+void check_job(const DdpJob& job) {
   if (job.iterations < 1 || job.epochs < 1) throw std::invalid_argument("at least one iteration is needed");
   if (job.warmup_iterations < 0 || job.warmup_iterations >= job.total_iterations()) {
     throw std::invalid_argument("warm-up must leave at least one measured iteration");
@@ -607,33 +692,57 @@ RunResult simulate_ranks(const DdpJob& job, int simulated, int world_size, std::
       job.model.backward.size() != job.model.parameters.size()) {
     throw std::invalid_argument("model: parameters, ready order and per-parameter times disagree in length");
   }
-  const Plan plan(job, simulated);
-  // How long collectives take is the engine's business (models/cluster.hpp):
-  // the analytic formulas unless the job carries another timer.
-  std::unique_ptr<CollectiveTimer> own_timer;
-  CollectiveTimer* timer = job.timer;
-  if (timer == nullptr) {
-    own_timer = analytic_timer(job, world_size);
-    timer = own_timer.get();
+}
+
+// What a collective costs: the job's timer, or the analytic formulas
+// (models/cluster.hpp). Every collective is over the world group; the fast
+// path simulates one member of it.
+class Pricing {
+ public:
+  Pricing(const DdpJob& job, int simulated, int world_size)
+      : timer_(job.timer), slow_(slow_links(job)), simulated_(simulated), world_size_(world_size) {
+    if (timer_ == nullptr) {
+      own_timer_ = analytic_timer(job, world_size);
+      timer_ = own_timer_.get();
+    }
   }
-  const std::vector<SlowLink> slow = slow_links(job);
-  bool link_slowed = false;
-  for (const SlowLink& s : slow) link_slowed = link_slowed || (s.rank < world_size && world_size > 1 && s.factor > 1);
-  // Every collective is over the world group; the fast path simulates one member of it.
-  sim::Engine engine(
-      simulated,
-      [timer, &slow, simulated, world_size](const sim::Collective& c, int n) {
-        return timer->time(c, n == simulated ? world_size : n, slow);
-      },
-      sim::EngineOptions{job.backend, job.watchdog_timeout, job.fingerprint ? kFingerprintBytes : 0, schedule,
-                         schedule == sim::Schedule::kRankMajor ? engine_threads(job, simulated) : 1});
+  sim::CollectiveCostFn cost() const {
+    return [this](const sim::Collective& c, int n) { return timer_->time(c, n == simulated_ ? world_size_ : n, slow_); };
+  }
+  bool link_slowed() const {
+    bool slowed = false;
+    for (const SlowLink& s : slow_) slowed = slowed || (s.rank < world_size_ && world_size_ > 1 && s.factor > 1);
+    return slowed;
+  }
+
+ private:
+  std::unique_ptr<CollectiveTimer> own_timer_;
+  CollectiveTimer* timer_;
+  std::vector<SlowLink> slow_;
+  int simulated_, world_size_;
+};
+
+RunResult assemble(const DdpJob& job, const Plan& plan, const Accounting& accounting, Progress& progress,
+                   const sim::RunSummary& summary, int simulated, int world_size);
+
+// Simulates `simulated` ranks of a job whose collectives run over
+// `world_size` ranks: all of them, or (the symmetric fast path) rank 0
+// alone standing for every rank.
+RunResult simulate_ranks(const DdpJob& job, int simulated, int world_size, std::uint64_t seed, sim::Observer* trace,
+                         sim::Schedule schedule) {
+  check_job(job);
+  const Plan plan(job, simulated);
+  const Pricing pricing(job, simulated, world_size);
+  sim::Engine engine(simulated, pricing.cost(),
+                     sim::EngineOptions{job.backend, job.watchdog_timeout, job.fingerprint ? kFingerprintBytes : 0, schedule,
+                                        schedule == sim::Schedule::kRankMajor ? engine_threads(job, simulated) : 1});
   Accounting accounting(simulated, job.warmup_iterations, job.ddp.gradient_accumulation);
   engine.add_observer(accounting);
   if (trace != nullptr) engine.add_observer(*trace);
 
   const int total = job.total_iterations();
   Progress progress(simulated, total, engine.workers());
-  if (link_slowed) {
+  if (pricing.link_slowed()) {
     for (const Fault& f : job.faults) {
       for (int r : f.ranks) {
         if (f.type == FaultType::kSlowLink && r < simulated) progress.ranks[static_cast<std::size_t>(r)].faults.insert(FaultType::kSlowLink);
@@ -649,7 +758,50 @@ RunResult simulate_ranks(const DdpJob& job, int simulated, int world_size, std::
   for (auto& p : programs) p->start(engine);
   const sim::RunSummary summary = engine.run();
   progress.gather();
+  return assemble(job, plan, accounting, progress, summary, simulated, world_size);
+}
 
+// A job with a uniform program, evaluated op by op across ranks
+// (sim::run_levelized); nothing if a collective's members arrive further
+// apart than the watchdog allows.
+std::optional<RunResult> simulate_levelized(const DdpJob& job, int simulated, int world_size, std::uint64_t seed) {
+  check_job(job);
+  const Plan plan(job, simulated);
+  const Pricing pricing(job, simulated, world_size);
+  const int total = job.total_iterations();
+  // One rank's program is every rank's; its status too.
+  Progress recording(1, total, 1);
+  RankProgram program(plan, 0, world_size, seed, recording);
+  const sim::UniformProgram ops = program.record();
+  Accounting accounting(simulated, job.warmup_iterations, job.ddp.gradient_accumulation);
+  sim::LevelizedOptions options{job.backend, job.watchdog_timeout, job.fingerprint ? kFingerprintBytes : 0,
+                                [&job, world_size, seed](int rank, const sim::ProgramOp& op) {
+                                  return straggler_delay(job.straggler, rank, static_cast<int>(op.label.iteration),
+                                                         world_size, seed);
+                                }};
+  const std::optional<sim::LevelizedRun> run = sim::run_levelized(ops, simulated, pricing.cost(), options, accounting);
+  if (!run) return std::nullopt;
+
+  Progress progress(simulated, total, 1);
+  RankStatus status = program.recorded_status();
+  status.finished = true;
+  progress.ranks.assign(static_cast<std::size_t>(simulated), status);
+  // Step 0 is construction; step k + 1 is the loop's k-th.
+  for (std::size_t k = 0; k < program.loop_size(); ++k) {
+    if (const std::optional<int> g = program.tallied(k)) {
+      const auto ug = static_cast<std::size_t>(*g);
+      progress.all.iteration_end[ug] = sim::max(progress.all.iteration_end[ug], run->step_end[k + 1]);
+      progress.all.finished_ranks[ug] += simulated;
+    }
+  }
+  RunResult out = assemble(job, plan, accounting, progress, run->summary, simulated, world_size);
+  out.levelized = true;
+  return out;
+}
+
+RunResult assemble(const DdpJob& job, const Plan& plan, const Accounting& accounting, Progress& progress,
+                   const sim::RunSummary& summary, int simulated, int world_size) {
+  const int total = job.total_iterations();
   RunResult out = accounting.result(simulated, total, progress);
   out.world_size = world_size;
   out.outcome = !summary.crashes.empty() ? Outcome::kCrash : summary.hung() ? Outcome::kHang : Outcome::kCompleted;
@@ -712,6 +864,9 @@ namespace {
 // A rank-major run that reaches what only time order simulates (a crash,
 // ranks that disagree, the watchdog) is run again in time order.
 RunResult simulate_ranks(const DdpJob& job, int simulated, int world_size, std::uint64_t seed, sim::Observer* trace) {
+  if (trace == nullptr && !job.schedule && uniform_program(job)) {
+    if (std::optional<RunResult> r = simulate_levelized(job, simulated, world_size, seed)) return *std::move(r);
+  }
   if (trace == nullptr && choose_schedule(job, simulated) == sim::Schedule::kRankMajor) {
     try {
       return simulate_ranks(job, simulated, world_size, seed, nullptr, sim::Schedule::kRankMajor);
@@ -723,6 +878,12 @@ RunResult simulate_ranks(const DdpJob& job, int simulated, int world_size, std::
 }
 
 }  // namespace
+
+bool uniform_program(const DdpJob& job) {
+  // Without find_unused_parameters, an unused parameter stops its rank at the next forward (PyTorch's error).
+  return job.faults.empty() &&
+         (job.ddp.unused_parameters.empty() || job.ddp.find_unused_parameters || job.ddp.static_graph);
+}
 
 bool symmetric(const DdpJob& job) {
   // The debug fingerprint's all-gather is sized by the ranks simulated: not for the fast path.

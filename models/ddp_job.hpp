@@ -116,6 +116,7 @@ struct RunResult {
   std::uint64_t events = 0;     ///< events the engine processed
   std::uint64_t rank_ops = 0;   ///< operations completed, summed over the W ranks
   bool fast_path = false;       ///< one rank was simulated for all (symmetric)
+  bool levelized = false;       ///< evaluated op by op across ranks (every rank issues the same ops)
   sim::Time end;
 };
 
@@ -164,11 +165,21 @@ bool symmetric(const DdpJob& job);
 /// (bench/README.md#schedules); time order otherwise.
 sim::Schedule choose_schedule(const DdpJob& job, int ranks);
 
+/// True when every rank issues the same operations, only their straggler
+/// delays differing: no fault, and no unused parameter that stops a rank
+/// (without find_unused_parameters). Such a job, without a trace or a
+/// DdpJob::schedule, is evaluated op by op across ranks
+/// (sim::run_levelized; docs/cost-models.md#levelized-evaluation).
+bool uniform_program(const DdpJob& job);
+
 /// Simulates `job` on `world_size` ranks. `trace`, if given, sees every op
-/// (time order). Every rank simulated runs on the schedule choose_schedule
-/// gives; a rank-major run that reaches what only time order simulates (a
-/// crash, ranks that disagree, the watchdog) is run again in time order.
-/// The results are the same (tests/CMakeLists.txt: schedule.*).
+/// (time order). A uniform_program job without either is evaluated
+/// levelized, unless a collective's members arrive further apart than the
+/// watchdog allows. Otherwise every rank simulated runs on the engine, on
+/// the schedule choose_schedule gives; a rank-major run that reaches what
+/// only time order simulates (a crash, ranks that disagree, the watchdog)
+/// is run again in time order. The results are the same
+/// (tests/CMakeLists.txt: schedule.*, levelized.*).
 /// A symmetric job (with fast_path, without a trace) is simulated exactly
 /// by one rank whose collectives are priced over W, at a cost that does not
 /// grow with W; the result is the same as rank by rank (tests/fastpath.cmake).

@@ -269,7 +269,7 @@ TEST_CASE("a jitter job: time order, rank-major and rank-major on threads give t
   const int w = 2 * models::kRanksPerEngineThread;  // two threads
   job.schedule = sim::Schedule::kTimeOrder;
   const models::RunResult t = models::simulate_ddp(job, w, 7);
-  job.schedule.reset();  // jitter: rank-major
+  job.schedule = sim::Schedule::kRankMajor;  // unset: levelized (no fault)
   job.threads = 2;
   const models::RunResult m = models::simulate_ddp(job, w, 7);
   job.threads = 1;
@@ -288,4 +288,141 @@ TEST_CASE("a jitter job: time order, rank-major and rank-major on threads give t
       CHECK(r->ranks[i].backward_overlap_ms == t.ranks[i].backward_overlap_ms);
     }
   }
+}
+
+namespace {
+
+// Six parameters of 1 M floats, a 4 MB bucket each once rebuilt, and a
+// BatchNorm-like buffer: bucket all-reduces that overlap backward.
+models::DdpJob layered_job() {
+  models::DdpJob job = scaling_lab();
+  models::ModelSpec m;
+  for (int i = 0; i < 6; ++i) {
+    m.parameters.push_back(models::Tensor{"layer" + std::to_string(i), {1'000'000}, models::DType::kFloat32});
+    m.ready_order.push_back(5 - i);
+    m.forward.push_back(Time::from_ms(3 + i));
+    m.backward.push_back(Time::from_ms(6 + 2 * i));
+  }
+  m.buffers.push_back(models::Tensor{"running_mean", {4096}, models::DType::kFloat32});
+  m.optimizer = Time::from_ms(1.5);
+  job.model = m;
+  job.ddp.bucket_cap_bytes = 4'000'000;
+  job.data_load = Time::from_ms(2);
+  return job;
+}
+
+void check_same(const models::RunResult& a, const models::RunResult& b) {
+  CHECK(a.outcome == b.outcome);
+  CHECK(a.step_ms == b.step_ms);
+  CHECK(a.measured_iterations == b.measured_iterations);
+  CHECK(a.end == b.end);
+  CHECK(a.rank_ops == b.rank_ops);
+  CHECK(a.iterations_run == b.iterations_run);
+  CHECK(a.shadow_collectives == b.shadow_collectives);
+  REQUIRE(a.ranks.size() == b.ranks.size());
+  for (std::size_t i = 0; i < a.ranks.size(); ++i) {
+    const models::RankStats &x = a.ranks[i], &y = b.ranks[i];
+    CAPTURE(i);
+    CHECK(x.data_ms == y.data_ms);
+    CHECK(x.compute_ms == y.compute_ms);
+    CHECK(x.collective_ms == y.collective_ms);
+    CHECK(x.exposed_comm_ms == y.exposed_comm_ms);
+    CHECK(x.wait_ms == y.wait_ms);
+    CHECK(x.forward_compute_ms == y.forward_compute_ms);
+    CHECK(x.backward_compute_ms == y.backward_compute_ms);
+    CHECK(x.backward_comm_ms == y.backward_comm_ms);
+    CHECK(x.backward_overlap_ms == y.backward_overlap_ms);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("levelized evaluation gives the engine's result, exactly") {
+  using Change = void (*)(models::DdpJob&);
+  const std::pair<const char*, Change> variants[] = {
+      {"one bucket, log2 straggler", [](models::DdpJob& j) { j = scaling_lab(); }},
+      {"buckets overlapping backward", [](models::DdpJob&) {}},
+      {"no straggler", [](models::DdpJob& j) { j.straggler = models::NoStraggler{}; }},
+      {"exponential jitter",
+       [](models::DdpJob& j) { j.straggler = models::JitterStraggler{models::JitterDistribution::kExponential, Time::from_ms(3), {}}; }},
+      {"uniform jitter",
+       [](models::DdpJob& j) { j.straggler = models::JitterStraggler{models::JitterDistribution::kUniform, {}, Time::from_ms(9)}; }},
+      {"gradient accumulation", [](models::DdpJob& j) { j.ddp.gradient_accumulation = 3; }},
+      {"find_unused_parameters", [](models::DdpJob& j) {
+         j.ddp.find_unused_parameters = true;
+         j.ddp.unused_parameters = {2};
+         j.ddp.traversal_per_tensor = Time::from_us(40);
+       }},
+      {"static graph", [](models::DdpJob& j) { j.ddp.static_graph = true; }},
+      {"Join, even inputs, two epochs", [](models::DdpJob& j) {
+         j.join = true;
+         j.epochs = 2;
+       }},
+      {"agree_on_skip", [](models::DdpJob& j) { j.agree_on_skip = true; }},
+      {"no final barrier, no buffer broadcast", [](models::DdpJob& j) {
+         j.final_barrier = false;
+         j.ddp.broadcast_buffers = false;
+       }},
+      {"gloo", [](models::DdpJob& j) { j.backend = sim::Backend::kGloo; }},
+      {"debug fingerprint", [](models::DdpJob& j) { j.fingerprint = true; }},
+      {"no watchdog", [](models::DdpJob& j) { j.watchdog_timeout = Time{}; }},
+  };
+  for (const auto& [name, change] : variants) {
+    for (int w : {1, 5, 64}) {
+      CAPTURE(name);
+      CAPTURE(w);
+      models::DdpJob job = layered_job();
+      job.straggler = models::JitterStraggler{models::JitterDistribution::kExponential, Time::from_ms(1), {}};
+      change(job);
+      job.fast_path = false;
+      REQUIRE(models::uniform_program(job));
+      const models::RunResult lev = models::simulate_ddp(job, w, 11);
+      job.schedule = sim::Schedule::kTimeOrder;
+      const models::RunResult eng = models::simulate_ddp(job, w, 11);
+      CHECK(lev.levelized);
+      CHECK_FALSE(eng.levelized);
+      REQUIRE(eng.outcome == models::Outcome::kCompleted);
+      check_same(lev, eng);
+    }
+  }
+}
+
+TEST_CASE("the symmetric fast path is levelized too, and equals every rank evaluated") {
+  models::DdpJob job = layered_job();
+  job.straggler = models::NoStraggler{};
+  const models::RunResult fast = models::simulate_ddp(job, 256, 3);
+  job.fast_path = false;
+  const models::RunResult all = models::simulate_ddp(job, 256, 3);
+  CHECK(fast.fast_path);
+  CHECK(fast.levelized);
+  CHECK(all.levelized);
+  check_same(fast, all);
+}
+
+TEST_CASE("a job the watchdog would end goes to the engine") {
+  models::DdpJob job = layered_job();
+  // Rank 3 is 40 ms late every iteration; the watchdog allows 10.
+  job.straggler = models::Log2Straggler{Time::from_ms(20), 3};
+  job.watchdog_timeout = Time::from_ms(10);
+  job.fast_path = false;
+  const models::RunResult r = models::simulate_ddp(job, 4, 1);
+  CHECK_FALSE(r.levelized);
+  CHECK(r.outcome == models::Outcome::kHang);
+  job.schedule = sim::Schedule::kTimeOrder;
+  check_same(r, models::simulate_ddp(job, 4, 1));
+}
+
+TEST_CASE("a uniform program: no fault, and no unused parameter that stops a rank") {
+  models::DdpJob job = layered_job();
+  CHECK(models::uniform_program(job));
+  job.ddp.unused_parameters = {1};
+  CHECK_FALSE(models::uniform_program(job));  // PyTorch's error at the next forward, on every rank
+  job.ddp.find_unused_parameters = true;
+  CHECK(models::uniform_program(job));
+  job.faults.push_back(fault_on(models::FaultType::kSlowdown, 0));
+  CHECK_FALSE(models::uniform_program(job));
+  job.faults.clear();
+  job.fast_path = false;
+  job.schedule = sim::Schedule::kRankMajor;  // asked for the engine: the engine runs it
+  CHECK_FALSE(models::simulate_ddp(job, 4, 1).levelized);
 }

@@ -28,6 +28,12 @@ std::string_view to_string(StreamKind kind) {
   return "?";
 }
 
+Collective as_sent(Collective c, Backend backend) {
+  if (backend == Backend::kNccl && c.kind == CollectiveKind::kBarrier) return Collective{CollectiveKind::kAllReduce, 4};
+  if (c.kind == CollectiveKind::kBarrier) c.bytes = 0;
+  return c;
+}
+
 std::string_view to_string(CollectiveKind kind) {
   switch (kind) {
     case CollectiveKind::kAllReduce: return "all_reduce";
@@ -591,12 +597,7 @@ struct Engine::Impl {
   // `now`: kTimeOrder's clock (the last member's arrival).
   void resolve(GroupId gid, std::uint64_t seq, Rendezvous& rz, Time now) {
     const Group& g = groups[gid];
-    const auto as_sent = [&](Collective c) {
-      // NCCL implements barrier as an all-reduce of one 4-byte element.
-      if (options.backend == Backend::kNccl && c.kind == CollectiveKind::kBarrier) return Collective{CollectiveKind::kAllReduce, 4};
-      if (c.kind == CollectiveKind::kBarrier) c.bytes = 0;
-      return c;
-    };
+    const auto as_sent = [this](Collective c) { return sim::as_sent(c, options.backend); };
     // Every member issued the same collective with the same label (the
     // usual case) needs no per-member check.
     if (!rz.uniform && rank_major()) {

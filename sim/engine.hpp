@@ -96,6 +96,10 @@ using CollectiveCostFn = std::function<Time(const Collective&, int group_size)>;
 /// closes every rank's pending collective with it; other mismatches hang.
 enum class Backend : std::uint8_t { kNccl, kGloo };
 
+/// What the backend runs for `c` (NCCL: a barrier is a 4-byte all-reduce;
+/// gloo: a barrier moves no bytes).
+Collective as_sent(Collective c, Backend backend);
+
 /// The order the engine runs events in. Both give every operation the same
 /// ready, start, end and arrival times: each is a maximum of earlier ends
 /// and arrivals, which no tie between events can move. They differ in the

@@ -1,0 +1,176 @@
+#include "sim/levelized.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace ddpsim::sim {
+
+namespace {
+
+// Per-rank arrays of end times, kept only while a later op or step reads
+// them, and reused once it has.
+class EndTimes {
+ public:
+  EndTimes(const UniformProgram& p, std::size_t ranks)
+      : ranks_(ranks), kept_(p.ops.size()), last_use_(p.ops.size(), -1), release_at_(p.ops.size()) {
+    std::size_t begin = 0;
+    for (const ProgramStep& s : p.steps) {
+      for (std::size_t j = begin; j < s.end; ++j) {
+        if (p.ops[j].after >= 0) need(p.ops[j].after, static_cast<std::int64_t>(j));
+      }
+      if (s.issued_after >= 0) need(s.issued_after, static_cast<std::int64_t>(begin));
+      begin = s.end;
+    }
+    for (std::size_t i = 0; i < last_use_.size(); ++i) {
+      if (last_use_[i] >= 0) release_at_[static_cast<std::size_t>(last_use_[i])].push_back(i);
+    }
+  }
+  // Where op j's ends go, or null if nothing reads them.
+  Time* open(std::size_t j) {
+    if (last_use_[j] < 0) return nullptr;
+    if (spare_.empty()) {
+      kept_[j].resize(ranks_);
+    } else {
+      kept_[j] = std::move(spare_.back());
+      spare_.pop_back();
+    }
+    return kept_[j].data();
+  }
+  const Time* of(std::int32_t j) const { return kept_[static_cast<std::size_t>(j)].data(); }
+  // Op j has been evaluated: frees what no op after it reads.
+  void done(std::size_t j) {
+    for (std::size_t i : release_at_[j]) spare_.push_back(std::move(kept_[i]));
+  }
+
+ private:
+  void need(std::int32_t op, std::int64_t by) {
+    auto& u = last_use_[static_cast<std::size_t>(op)];
+    u = std::max(u, by);
+  }
+  std::size_t ranks_;
+  std::vector<std::vector<Time>> kept_;
+  std::vector<std::int64_t> last_use_;  // the last op that reads op i's ends; -1: none
+  std::vector<std::vector<std::size_t>> release_at_;  // by op: the ops whose ends it reads last
+  std::vector<std::vector<Time>> spare_;
+};
+
+}  // namespace
+
+std::optional<LevelizedRun> run_levelized(const UniformProgram& program, int world_size, const CollectiveCostFn& cost,
+                                          const LevelizedOptions& options, Observer& observer) {
+  if (world_size < 1) throw std::invalid_argument("world size must be at least 1");
+  const auto w = static_cast<std::size_t>(world_size);
+  const std::vector<ProgramOp>& ops = program.ops;
+  if (!program.steps.empty() && program.steps.back().end != ops.size()) {
+    throw std::invalid_argument("levelized program: the steps do not cover the ops");
+  }
+  // Each op's index on its stream, and each collective's sequence number.
+  std::vector<std::uint64_t> stream_index(ops.size());
+  std::vector<std::uint64_t> seq(ops.size());
+  {
+    std::uint64_t issued[kStreamsPerRank] = {};
+    std::uint64_t collectives = 0;
+    std::size_t begin = 0;
+    for (const ProgramStep& st : program.steps) {
+      const auto b = static_cast<std::int32_t>(begin), e = static_cast<std::int32_t>(st.end);
+      if (st.end < begin || st.issued_after >= b || (st.waits_for >= 0 && (st.waits_for < b || st.waits_for >= e))) {
+        throw std::invalid_argument("levelized program: a step is issued after a later op, or waits outside itself");
+      }
+      begin = st.end;
+    }
+    for (std::size_t j = 0; j < ops.size(); ++j) {
+      if (ops[j].after >= static_cast<std::int32_t>(j)) throw std::invalid_argument("levelized program: an op depends on a later one");
+      stream_index[j] = issued[static_cast<int>(ops[j].stream)]++;
+      if (ops[j].is_collective) seq[j] = collectives++;
+    }
+  }
+
+  LevelizedRun out;
+  out.step_end.assign(program.steps.size(), Time{});
+  std::vector<Time> tail[kStreamsPerRank];
+  for (auto& t : tail) t.assign(w, Time{});
+  std::vector<Time> issue(w), ready(w), arrival(w);
+  EndTimes ends(program, w);
+  Time last;
+  std::size_t j = 0;
+  for (std::size_t s = 0; s < program.steps.size(); ++s) {
+    const ProgramStep& step = program.steps[s];
+    if (step.issued_after >= 0) {
+      const Time* from = ends.of(step.issued_after);
+      std::copy(from, from + w, issue.begin());
+    } else {
+      std::fill(issue.begin(), issue.end(), Time{});
+    }
+    for (; j < step.end; ++j) {
+      const ProgramOp& op = ops[j];
+      Time* tl = tail[static_cast<int>(op.stream)].data();
+      const Time* dep = op.after >= 0 ? ends.of(op.after) : nullptr;
+      Time* kept = ends.open(j);
+      OpRecord rec;
+      rec.stream = op.stream;
+      rec.label = op.label;
+      rec.is_collective = op.is_collective;
+      if (op.after >= 0) rec.after = OpRef{0, stream_index[static_cast<std::size_t>(op.after)]};
+      const auto after_kind = op.after >= 0 ? ops[static_cast<std::size_t>(op.after)].stream : StreamKind::kHost;
+      Time latest;
+      if (!op.is_collective) {
+        for (std::size_t r = 0; r < w; ++r) {
+          const Time rd = max(issue[r], tl[r]);
+          const Time start = dep != nullptr ? max(rd, dep[r]) : rd;
+          const Time d = op.per_rank ? op.duration + options.extra(static_cast<int>(r), op) : op.duration;
+          if (d < Time::zero()) throw std::invalid_argument("operation duration is negative");
+          const Time end = start + d;
+          rec.rank = static_cast<int>(r);
+          rec.ready = rd;
+          rec.start = start;
+          rec.end = end;
+          if (rec.after) rec.after->stream = Engine::stream_id(static_cast<int>(r), after_kind);
+          observer.on_op(rec);
+          tl[r] = end;
+          if (kept != nullptr) kept[r] = end;
+          latest = max(latest, end);
+        }
+      } else {
+        // Every member's arrival, then the collective runs from the last.
+        Time first = Time::max(), start;
+        for (std::size_t r = 0; r < w; ++r) {
+          ready[r] = max(issue[r], tl[r]);
+          arrival[r] = dep != nullptr ? max(ready[r], dep[r]) : ready[r];
+          first = min(first, arrival[r]);
+          start = max(start, arrival[r]);
+        }
+        if (options.watchdog_timeout > Time::zero() && first + options.watchdog_timeout < start) return std::nullopt;
+        Time duration = cost(as_sent(op.collective, options.backend), world_size);
+        if (options.fingerprint_bytes > 0) {
+          const auto n = static_cast<std::int64_t>(world_size);
+          duration += cost(Collective{CollectiveKind::kAllGather, options.fingerprint_bytes * n}, world_size);
+        }
+        if (duration < Time::zero()) throw std::logic_error("collective cost model returned a negative time");
+        const Time end = start + duration;
+        rec.collective = op.collective;
+        rec.group_seq = seq[j];
+        rec.start = start;
+        rec.end = end;
+        for (std::size_t r = 0; r < w; ++r) {
+          rec.rank = static_cast<int>(r);
+          rec.ready = ready[r];
+          rec.arrival = arrival[r];
+          if (rec.after) rec.after->stream = Engine::stream_id(static_cast<int>(r), after_kind);
+          observer.on_op(rec);
+          tl[r] = end;
+          if (kept != nullptr) kept[r] = end;
+        }
+        latest = end;
+      }
+      if (static_cast<std::int32_t>(j) == step.waits_for) out.step_end[s] = latest;
+      last = max(last, latest);
+      ends.done(j);
+    }
+  }
+  out.summary.end = last;
+  out.summary.rank_ops = static_cast<std::uint64_t>(ops.size()) * w;
+  out.summary.events = out.summary.rank_ops;
+  return out;
+}
+
+}  // namespace ddpsim::sim
