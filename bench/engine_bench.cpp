@@ -43,7 +43,9 @@ BENCHMARK(BM_DdpSimulation)->Args({1024, 100})->Args({64, 100})->Args({4096, 100
 
 // ResNet-50 preset (5 buckets after the rebuild, BatchNorm buffer broadcast):
 // 13 operations per rank per iteration. A symmetric job: `fast_path` off
-// simulates every rank (the rank-event throughput), on simulates one.
+// simulates every rank (the rank-event throughput), on simulates one. With
+// no fault every rank issues the same operations, so simulate_ddp evaluates
+// it levelized (sim::run_levelized); a `schedule` asks for the engine.
 ddpsim::models::DdpJob resnet50_job(int iterations, bool fast_path) {
   auto job = ddpsim::scenarios::parse_scenario(
                  "world_size: 1\n"
@@ -74,8 +76,14 @@ void run_job(benchmark::State& state, const ddpsim::models::DdpJob& job) {
 int iterations(const benchmark::State& state) { return static_cast<int>(state.range(1)); }
 
 void BM_ResNet50(benchmark::State& state) { run_job(state, resnet50_job(iterations(state), false)); }
-// Lockstep on rank-major, on one and two threads (models::choose_schedule
-// gives such a job time order on one thread, rank-major on two).
+// The same job on the discrete-event engine: time order (what
+// models::choose_schedule gives lockstep on one thread), rank-major on one
+// and two threads.
+void BM_ResNet50_time_order(benchmark::State& state) {
+  auto job = resnet50_job(iterations(state), false);
+  job.schedule = ddpsim::sim::Schedule::kTimeOrder;
+  run_job(state, job);
+}
 void BM_ResNet50_rank_major(benchmark::State& state) {
   auto job = resnet50_job(iterations(state), false);
   job.schedule = ddpsim::sim::Schedule::kRankMajor;
@@ -91,9 +99,9 @@ void BM_ResNet50FastPath(benchmark::State& state) { run_job(state, resnet50_job(
 
 // The same job with jitter stragglers: every rank, every iteration, an
 // exponential delay of mean 2 ms, so ranks never share an instant (what
-// measured GPUs do). Every rank is simulated; simulate_ddp runs such jobs
-// rank-major, on one thread unless told; _time_order forces the engine's
-// other schedule, _2threads gives rank-major two threads.
+// measured GPUs do). Every rank is simulated, levelized by default; on the
+// engine, _rank_major is what choose_schedule gives such a job, _2threads
+// the same on two threads, _time_order the other schedule.
 ddpsim::models::DdpJob jitter_job(int iterations, std::optional<ddpsim::sim::Schedule> schedule, int threads = 1) {
   auto job = resnet50_job(iterations, false);
   job.straggler = ddpsim::models::JitterStraggler{ddpsim::models::JitterDistribution::kExponential, Time::from_ms(2), Time{}};
@@ -102,7 +110,12 @@ ddpsim::models::DdpJob jitter_job(int iterations, std::optional<ddpsim::sim::Sch
   return job;
 }
 void BM_ResNet50Jitter(benchmark::State& state) { run_job(state, jitter_job(iterations(state), std::nullopt)); }
-void BM_ResNet50Jitter_2threads(benchmark::State& state) { run_job(state, jitter_job(iterations(state), std::nullopt, 2)); }
+void BM_ResNet50Jitter_rank_major(benchmark::State& state) {
+  run_job(state, jitter_job(iterations(state), ddpsim::sim::Schedule::kRankMajor));
+}
+void BM_ResNet50Jitter_2threads(benchmark::State& state) {
+  run_job(state, jitter_job(iterations(state), ddpsim::sim::Schedule::kRankMajor, 2));
+}
 void BM_ResNet50Jitter_time_order(benchmark::State& state) {
   run_job(state, jitter_job(iterations(state), ddpsim::sim::Schedule::kTimeOrder));
 }
@@ -120,9 +133,12 @@ void scaling_sizes(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_ResNet50)->Name("BM_ResNet50_scaling")->Apply(scaling_sizes<100>);
 BENCHMARK(BM_ResNet50)->Name("BM_ResNet50_scaling_short")->Apply(scaling_sizes<10>);
+BENCHMARK(BM_ResNet50_time_order)->Args({1024, 100})->Args({100000, 10})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ResNet50_time_order)->Name("BM_ResNet50_time_order_scaling")->Apply(scaling_sizes<100>);
 BENCHMARK(BM_ResNet50_rank_major)->Args({1024, 100})->Args({16384, 10})->Args({16384, 100})->Args({65536, 100})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ResNet50_rank_major_2threads)->Args({16384, 100})->Args({65536, 100})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ResNet50Jitter)->Name("BM_ResNet50Jitter_scaling")->Apply(scaling_sizes<30>);
+BENCHMARK(BM_ResNet50Jitter_rank_major)->Name("BM_ResNet50Jitter_rank_major_scaling")->Apply(scaling_sizes<30>);
 BENCHMARK(BM_ResNet50Jitter_2threads)->Name("BM_ResNet50Jitter_2threads_scaling")->Apply(scaling_sizes<30>)->UseRealTime();
 BENCHMARK(BM_ResNet50Jitter_time_order)->Args({1024, 30})->Args({16384, 30})->Unit(benchmark::kMillisecond);
 // Symmetric: one rank simulated for all, whatever W.

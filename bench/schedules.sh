@@ -8,10 +8,10 @@
 set -euo pipefail
 bench=${1:-build/bench/engine_bench} rounds=${2:-3}
 pairs=(
-  'BM_ResNet50Jitter_time_order/1024/30$|BM_ResNet50Jitter_scaling/1024/30$'
-  'BM_ResNet50Jitter_time_order/16384/30$|BM_ResNet50Jitter_scaling/16384/30$'
-  'BM_ResNet50Jitter_scaling/16384/30$|BM_ResNet50Jitter_2threads_scaling/16384/30/'
-  'BM_ResNet50Jitter_scaling/65536/30$|BM_ResNet50Jitter_2threads_scaling/65536/30/'
+  'BM_ResNet50Jitter_time_order/1024/30$|BM_ResNet50Jitter_rank_major_scaling/1024/30$'
+  'BM_ResNet50Jitter_time_order/16384/30$|BM_ResNet50Jitter_rank_major_scaling/16384/30$'
+  'BM_ResNet50Jitter_rank_major_scaling/16384/30$|BM_ResNet50Jitter_2threads_scaling/16384/30/'
+  'BM_ResNet50Jitter_rank_major_scaling/65536/30$|BM_ResNet50Jitter_2threads_scaling/65536/30/'
 )
 for ((r = 0; r < rounds; r++)); do
   for p in "${pairs[@]}"; do
