@@ -45,7 +45,7 @@ struct RunOptions {
   std::string json, trace, csv, plot;
   std::string engine;  ///< overrides the scenario's `engine` when given
   bool per_rank = false;  ///< no symmetric fast path
-  std::string schedule;   ///< the engine's schedule for every-rank runs; empty: chosen per job
+  std::string schedule;   ///< the engine's schedule for every-rank runs; empty: levelized or chosen per job
   int threads = 0;        ///< 0: one per core
   int trace_ranks = 256;  ///< ranks per run in the trace; 0: all
 };
@@ -372,8 +372,9 @@ int main(int argc, char** argv) {
                     "Simulate every rank even when all run the same program (the fast path simulates one; "
                     "same output, docs/cost-models.md#symmetric-jobs)");
   run_cmd->add_option("--schedule", run_opt.schedule,
-                      "The engine's event order when every rank is simulated: time-order or rank-major (default: "
-                      "chosen per job; same output, docs/cost-models.md#two-schedules-one-result)")
+                      "Simulate every-rank runs on the event engine in this order: time-order or rank-major "
+                      "(default: levelized for a job without a fault, else chosen per job; same output, "
+                      "docs/cost-models.md#levelized-evaluation)")
       ->check(CLI::IsMember({"time-order", "rank-major"}));
 
   std::string check_path;

@@ -43,8 +43,9 @@ struct DdpJob {
   sim::Time watchdog_timeout = sim::Time::from_ms(600'000);  ///< zero: no watchdog
   bool fingerprint = false;   ///< TORCH_DISTRIBUTED_DEBUG=DETAIL: fail at the first divergent collective
   bool fast_path = true;      ///< symmetric jobs: simulate one rank for all (simulate_ddp); false: always rank by rank
-  /// The engine's schedule for every-rank runs; unset: chosen per job
-  /// (simulate_ddp). Both give the same results; a trace always gets kTimeOrder.
+  /// The engine's schedule for every-rank runs; unset: levelized for a
+  /// uniform_program job, else chosen per job (simulate_ddp). All give the
+  /// same results; a trace always gets the engine in kTimeOrder.
   std::optional<sim::Schedule> schedule;
   /// Threads one rank-major simulation may use (sim::EngineOptions::threads;
   /// each gets at least kRanksPerEngineThread ranks). The results do not depend on it.
