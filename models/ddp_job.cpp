@@ -725,10 +725,16 @@ class Pricing {
   sim::CollectiveCostFn cost() const {
     return [this](const sim::Collective& c, int n) { return timer_->time(c, n == simulated_ ? world_size_ : n, slow_); };
   }
-  bool link_slowed() const {
+  // The ranks whose slow link slows collectives down say so in their status.
+  void mark_slow_links(const DdpJob& job, std::vector<RankStatus>& ranks) const {
     bool slowed = false;
     for (const SlowLink& s : slow_) slowed = slowed || (s.rank < world_size_ && world_size_ > 1 && s.factor > 1);
-    return slowed;
+    if (!slowed) return;
+    for (const Fault& f : job.faults) {
+      for (int r : f.ranks) {
+        if (f.type == FaultType::kSlowLink && r < simulated_) ranks[static_cast<std::size_t>(r)].faults.insert(FaultType::kSlowLink);
+      }
+    }
   }
 
  private:
@@ -758,13 +764,7 @@ RunResult simulate_ranks(const DdpJob& job, int simulated, int world_size, std::
 
   const int total = job.total_iterations();
   Progress progress(simulated, total, engine.workers());
-  if (pricing.link_slowed()) {
-    for (const Fault& f : job.faults) {
-      for (int r : f.ranks) {
-        if (f.type == FaultType::kSlowLink && r < simulated) progress.ranks[static_cast<std::size_t>(r)].faults.insert(FaultType::kSlowLink);
-      }
-    }
-  }
+  pricing.mark_slow_links(job, progress.ranks);
   std::vector<std::unique_ptr<RankProgram>> programs;
   programs.reserve(static_cast<std::size_t>(simulated));
   for (int r = 0; r < simulated; ++r) {
@@ -802,6 +802,7 @@ std::optional<RunResult> simulate_levelized(const DdpJob& job, int simulated, in
   RankStatus status = program.recorded_status();
   status.finished = true;
   progress.ranks.assign(static_cast<std::size_t>(simulated), status);
+  pricing.mark_slow_links(job, progress.ranks);
   // Step 0 is construction; step k + 1 is the loop's k-th.
   for (std::size_t k = 0; k < program.loop_size(); ++k) {
     if (const std::optional<int> g = program.tallied(k)) {
@@ -896,8 +897,10 @@ RunResult simulate_ranks(const DdpJob& job, int simulated, int world_size, std::
 }  // namespace
 
 bool uniform_program(const DdpJob& job) {
-  // Without find_unused_parameters, an unused parameter stops its rank at the next forward (PyTorch's error).
-  return job.faults.empty() &&
+  // A slow link only prices collectives, which every member shares. Without
+  // find_unused_parameters, an unused parameter stops its rank at the next
+  // forward (PyTorch's error).
+  return std::all_of(job.faults.begin(), job.faults.end(), [](const Fault& f) { return f.type == FaultType::kSlowLink; }) &&
          (job.ddp.unused_parameters.empty() || job.ddp.find_unused_parameters || job.ddp.static_graph);
 }
 

@@ -167,8 +167,8 @@ bool symmetric(const DdpJob& job);
 sim::Schedule choose_schedule(const DdpJob& job, int ranks);
 
 /// True when every rank issues the same operations, only their straggler
-/// delays differing: no fault, and no unused parameter that stops a rank
-/// (without find_unused_parameters). Such a job, without a trace or a
+/// delays differing: no fault but slow links (which price collectives), and
+/// no unused parameter that stops a rank (without find_unused_parameters). Such a job, without a trace or a
 /// DdpJob::schedule, is evaluated op by op across ranks
 /// (sim::run_levelized; docs/cost-models.md#levelized-evaluation).
 bool uniform_program(const DdpJob& job);

@@ -366,6 +366,10 @@ TEST_CASE("levelized evaluation gives the engine's result, exactly") {
       {"gloo", [](models::DdpJob& j) { j.backend = sim::Backend::kGloo; }},
       {"debug fingerprint", [](models::DdpJob& j) { j.fingerprint = true; }},
       {"no watchdog", [](models::DdpJob& j) { j.watchdog_timeout = Time{}; }},
+      {"a slow link", [](models::DdpJob& j) {
+         j.faults.push_back(fault_on(models::FaultType::kSlowLink, 2));
+         j.faults.back().factor = 4;
+       }},
   };
   for (const auto& [name, change] : variants) {
     for (int w : {1, 5, 64}) {
@@ -419,6 +423,8 @@ TEST_CASE("a uniform program: no fault, and no unused parameter that stops a ran
   CHECK_FALSE(models::uniform_program(job));  // PyTorch's error at the next forward, on every rank
   job.ddp.find_unused_parameters = true;
   CHECK(models::uniform_program(job));
+  job.faults.push_back(fault_on(models::FaultType::kSlowLink, 0));
+  CHECK(models::uniform_program(job));  // it prices collectives, which all members share
   job.faults.push_back(fault_on(models::FaultType::kSlowdown, 0));
   CHECK_FALSE(models::uniform_program(job));
   job.faults.clear();
