@@ -679,7 +679,7 @@ class Accounting final : public sim::Observer {
   // Records mostly come rank after rank in memory order (levelized, and
   // lockstep ranks in time order). Once the ranks' records outgrow the
   // cache, each op would wait for its rank's lines: fetching those of the
-  // rank a few places on meanwhile hides most of it (25 % off ResNet-50 at
+  // rank a few places on meanwhile hides some of it (16 % off ResNet-50 at
   // 65,536 ranks levelized, bench/README.md); in cache it only costs.
   static constexpr std::size_t kPrefetchAbove = std::size_t{2} << 20;
   static constexpr std::size_t kPrefetchDistance = 6;
