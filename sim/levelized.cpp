@@ -18,7 +18,8 @@ class EndTimes {
       for (std::size_t j = begin; j < s.end; ++j) {
         if (p.ops[j].after >= 0) need(p.ops[j].after, static_cast<std::int64_t>(j));
       }
-      if (s.issued_after >= 0) need(s.issued_after, static_cast<std::int64_t>(begin));
+      // Read into the step's issue times before its first op (an empty step reads nothing).
+      if (s.issued_after >= 0 && s.end > begin) need(s.issued_after, static_cast<std::int64_t>(begin));
       begin = s.end;
     }
     for (std::size_t i = 0; i < last_use_.size(); ++i) {
@@ -95,6 +96,7 @@ std::optional<LevelizedRun> run_levelized(const UniformProgram& program, int wor
   std::size_t j = 0;
   for (std::size_t s = 0; s < program.steps.size(); ++s) {
     const ProgramStep& step = program.steps[s];
+    if (step.end == j) continue;  // nothing issued
     if (step.issued_after >= 0) {
       const Time* from = ends.of(step.issued_after);
       std::copy(from, from + w, issue.begin());

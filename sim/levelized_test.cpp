@@ -169,6 +169,22 @@ TEST_CASE("a uniform program levelized gives every record the engine gives") {
   }
 }
 
+TEST_CASE("levelized: a step that issues nothing changes nothing") {
+  UniformProgram p = loop_program(2);
+  const UniformProgram plain = p;
+  p.steps.insert(p.steps.begin() + 2, ProgramStep{p.steps[1].end, p.steps[1].waits_for, -1});
+  p.steps.push_back(ProgramStep{p.ops.size(), p.steps.back().waits_for, -1});
+  const LevelizedOptions o = options_with_delays();
+  Records a, b;
+  const auto with = run_levelized(p, 5, cost, o, a);
+  const auto without = run_levelized(plain, 5, cost, o, b);
+  REQUIRE(with);
+  REQUIRE(without);
+  CHECK(with->summary.end == without->summary.end);
+  REQUIRE(a.ops.size() == b.ops.size());
+  for (std::size_t i = 0; i < a.ops.size(); ++i) CHECK(a.ops[i].end == b.ops[i].end);
+}
+
 TEST_CASE("levelized: members further apart than the watchdog allows are the engine's to simulate") {
   const UniformProgram p = loop_program(2);
   LevelizedOptions o = options_with_delays();
