@@ -81,6 +81,7 @@ std::optional<LevelizedRun> run_levelized(const UniformProgram& program, int wor
     }
     for (std::size_t j = 0; j < ops.size(); ++j) {
       if (ops[j].after >= static_cast<std::int32_t>(j)) throw std::invalid_argument("levelized program: an op depends on a later one");
+      if (ops[j].per_rank && !options.extra) throw std::invalid_argument("levelized program: a per-rank op without LevelizedOptions::extra");
       stream_index[j] = issued[static_cast<int>(ops[j].stream)]++;
       if (ops[j].is_collective) seq[j] = collectives++;
     }

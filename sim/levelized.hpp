@@ -23,7 +23,7 @@ struct ProgramOp {
   bool is_collective = false;
   Collective collective;  ///< over the world group
   OpLabel label;
-  Time duration;          ///< non-collectives; plus ProgramOptions::extra when per_rank
+  Time duration;          ///< non-collectives; plus LevelizedOptions::extra when per_rank
   std::int32_t after = -1;  ///< an earlier op of the program it depends on; -1: none
   bool per_rank = false;
 };
@@ -46,7 +46,8 @@ struct LevelizedOptions {
   Backend backend = Backend::kNccl;
   Time watchdog_timeout;  ///< as EngineOptions: zero, never
   std::int64_t fingerprint_bytes = 0;
-  /// Added to a per_rank op's duration on a rank (a straggler's delay).
+  /// Added to a per_rank op's duration on a rank (a straggler's delay);
+  /// needed when any op is per_rank.
   std::function<Time(int rank, const ProgramOp& op)> extra;
 };
 

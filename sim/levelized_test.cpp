@@ -212,4 +212,8 @@ TEST_CASE("levelized: a program that is not one is refused") {
     CHECK_THROWS_AS(run_levelized(p, 2, cost, o, r), std::invalid_argument);
   }
   SUBCASE("no rank") { CHECK_THROWS_AS(run_levelized(p, 0, cost, o, r), std::invalid_argument); }
+  SUBCASE("a per-rank op and nothing to add") {
+    o.extra = nullptr;
+    CHECK_THROWS_AS(run_levelized(p, 2, cost, o, r), std::invalid_argument);
+  }
 }
