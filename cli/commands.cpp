@@ -373,7 +373,7 @@ int main(int argc, char** argv) {
                     "same output, docs/cost-models.md#symmetric-jobs)");
   run_cmd->add_option("--schedule", run_opt.schedule,
                       "Simulate every-rank runs on the event engine in this order: time-order or rank-major "
-                      "(default: levelized for a job without a fault, else chosen per job; same output, "
+                      "(default: levelized for a job without a fault but slow links, else chosen per job; same output, "
                       "docs/cost-models.md#levelized-evaluation)")
       ->check(CLI::IsMember({"time-order", "rank-major"}));
 
