@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "sim/random.hpp"
+
 using namespace ddpsim;
 using sim::Time;
 
@@ -431,4 +433,41 @@ TEST_CASE("a uniform program: no fault, and no unused parameter that stops a ran
   job.fast_path = false;
   job.schedule = sim::Schedule::kRankMajor;  // asked for the engine: the engine runs it
   CHECK_FALSE(models::simulate_ddp(job, 4, 1).levelized);
+}
+
+TEST_CASE("levelized evaluation equals the engine on random jobs without faults") {
+  sim::Rng rng(2026);
+  const auto pick = [&rng](int n) { return static_cast<int>(rng.next_u64() % static_cast<std::uint64_t>(n)); };
+  for (int trial = 0; trial < 40; ++trial) {
+    CAPTURE(trial);
+    models::DdpJob job = pick(3) == 0 ? scaling_lab() : layered_job();
+    job.iterations = 3 + pick(4);
+    job.epochs = 1 + pick(2);
+    job.warmup_iterations = pick(job.iterations);
+    job.ddp.gradient_accumulation = 1 + pick(3);
+    job.ddp.bucket_cap_bytes = std::int64_t{1'000'000} * (1 + pick(12));
+    job.ddp.broadcast_buffers = pick(2) == 0;
+    job.ddp.static_graph = pick(4) == 0;
+    job.ddp.find_unused_parameters = pick(4) == 0;
+    job.join = pick(3) == 0;
+    job.agree_on_skip = pick(4) == 0;
+    job.final_barrier = pick(4) != 0;
+    job.backend = pick(2) == 0 ? sim::Backend::kNccl : sim::Backend::kGloo;
+    job.data_load = Time::from_us(pick(3000));
+    switch (pick(4)) {
+      case 0: job.straggler = models::NoStraggler{}; break;
+      case 1: job.straggler = models::Log2Straggler{Time::from_us(100 + pick(5000)), pick(3) - 1}; break;
+      case 2: job.straggler = models::JitterStraggler{models::JitterDistribution::kExponential, Time::from_us(50 + pick(4000)), {}}; break;
+      default: job.straggler = models::JitterStraggler{models::JitterDistribution::kUniform, {}, Time::from_us(50 + pick(8000))}; break;
+    }
+    job.fast_path = false;
+    const int w = 1 + pick(40);
+    CAPTURE(w);
+    const std::uint64_t seed = rng.next_u64();
+    const models::RunResult lev = models::simulate_ddp(job, w, seed);
+    job.schedule = sim::Schedule::kTimeOrder;
+    const models::RunResult eng = models::simulate_ddp(job, w, seed);
+    REQUIRE(lev.levelized);
+    check_same(lev, eng);
+  }
 }
