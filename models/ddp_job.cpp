@@ -312,7 +312,10 @@ class RankProgram final : public sim::Process {
       status().finished = true;
       return;
     }
-    if (k < loop_size_ && loop(k).kind == Entry::kIteration && !may_run(e, loop(k).g)) return;
+    if (k < loop_size_) {
+      const Entry entry = loop(k);
+      if (entry.kind == Entry::kIteration && !may_run(e, entry.g)) return;
+    }
     e.wake_when_done(issue(e, k), *this, k);
   }
 
@@ -790,11 +793,11 @@ std::optional<RunResult> simulate_levelized(const DdpJob& job, int simulated, in
   RankProgram program(plan, 0, world_size, seed, recording);
   const sim::UniformProgram ops = program.record();
   Accounting accounting(simulated, job.warmup_iterations, job.ddp.gradient_accumulation);
-  sim::LevelizedOptions options{job.backend, job.watchdog_timeout, job.fingerprint ? kFingerprintBytes : 0,
-                                [&job, world_size, seed](int rank, const sim::ProgramOp& op) {
-                                  return straggler_delay(job.straggler, rank, static_cast<int>(op.label.iteration),
-                                                         world_size, seed);
-                                }};
+  const sim::LevelizedOptions options{job.backend, job.watchdog_timeout, job.fingerprint ? kFingerprintBytes : 0,
+                                      [&job, world_size, seed](int rank, const sim::ProgramOp& op) {
+                                        return straggler_delay(job.straggler, rank, static_cast<int>(op.label.iteration),
+                                                               world_size, seed);
+                                      }};
   const std::optional<sim::LevelizedRun> run = sim::run_levelized(ops, simulated, pricing.cost(), options, accounting);
   if (!run) return std::nullopt;
 

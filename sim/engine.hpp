@@ -195,7 +195,7 @@ struct Misalignment {
 
 struct RunSummary {
   Time end;                     ///< time of the last event (or of the watchdog abort)
-  std::uint64_t events = 0;     ///< events processed (kRankMajor: a collective's end counts once per member)
+  std::uint64_t events = 0;     ///< events processed (kRankMajor: a collective's end counts once per member; run_levelized: one per op per rank)
   std::uint64_t rank_ops = 0;   ///< operations completed, summed over ranks
   std::vector<BlockedOp> blocked;      ///< streams that still held work: empty unless the run hung
   std::vector<OpenCollective> open;    ///< collectives that never completed, by (group, seq)
