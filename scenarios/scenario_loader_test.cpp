@@ -266,6 +266,11 @@ TEST_CASE("hostile documents fail fast with a located error") {
     const std::string after = bomb + replace(kValid, "world_size: [1, 2]", "world_size: *a39");
     CHECK_FALSE(error_of(after).empty());
   }
+  SUBCASE("a token no value starts with (yaml-cpp 0.7's LoadAll looped on it)") {
+    CHECK(error_of(",\n").find("s.yaml:1:1: value ',': YAML syntax error: no value can start here") == 0);
+    CHECK(error_of(", the\n  world_size: 1\n").find("YAML syntax error") != std::string::npos);
+    CHECK(error_of(kValid + "---\n,\n").find("expected one YAML document") != std::string::npos);
+  }
   SUBCASE("20,000 nesting levels") {
     const std::string deep = "world_size: " + std::string(20000, '[') + std::string(20000, ']') + "\n";
     CHECK(error_of(deep).find("line longer than 4096 bytes") != std::string::npos);

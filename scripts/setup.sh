@@ -8,6 +8,7 @@ packages=(
   libyaml-cpp-dev libeigen3-dev doctest-dev libcli11-dev
   nlohmann-json3-dev libfmt-dev libbenchmark-dev libssl-dev
   openmpi-bin libopenmpi-dev libsimgrid-dev
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Quick start, command 2: install what is missing, build with warnings as
-# errors, run every test; then the same tests under ASan and UBSan, and a
-# build without SimGrid.
+# errors, run every test; then the same tests under ASan and UBSan, a build
+# without SimGrid, and the fuzz targets (clang, libFuzzer) for 20 s each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -18,3 +18,5 @@ ctest --test-dir build-asan --output-on-failure -j "$(nproc)"
 # builds and passes, and `--engine simgrid` is refused with the way to get it.
 scripts/build.sh build-nosimgrid -DDDPSIM_SIMGRID=OFF -DDDPSIM_WERROR=ON
 ctest --test-dir build-nosimgrid --output-on-failure -j "$(nproc)"
+# The readers of users' files under libFuzzer (fuzz/CMakeLists.txt), 20 s each.
+scripts/fuzz.sh build-fuzz 20
