@@ -6,6 +6,7 @@
 
 #include <optional>
 
+#include "exec/evaluate.hpp"
 #include "models/ddp_job.hpp"
 #include "scenarios/runner.hpp"
 #include "scenarios/scenario.hpp"
@@ -31,7 +32,7 @@ void BM_DdpSimulation(benchmark::State& state) {
   const auto job = lab_job(iterations);
   std::uint64_t rank_events = 0;
   for (auto _ : state) {
-    const auto r = ddpsim::models::simulate_ddp(job, ranks, 1);
+    const auto r = ddpsim::exec::simulate_ddp(job, ranks, 1);
     benchmark::DoNotOptimize(r.step_ms);
     rank_events += r.rank_ops;
   }
@@ -44,9 +45,9 @@ BENCHMARK(BM_DdpSimulation)->Args({1024, 100})->Args({64, 100})->Args({4096, 100
 // ResNet-50 preset (5 buckets after the rebuild, BatchNorm buffer broadcast):
 // 13 operations per rank per iteration. A symmetric job: `fast_path` off
 // simulates every rank (the rank-event throughput), on simulates one. With
-// no fault every rank issues the same operations, so simulate_ddp evaluates
+// no fault every rank issues the same operations, so exec::evaluate takes
 // it levelized (sim::run_levelized); a `schedule` asks for the engine.
-ddpsim::models::DdpJob resnet50_job(int iterations, bool fast_path) {
+ddpsim::models::DdpJob resnet50_job(int iterations) {
   auto job = ddpsim::scenarios::parse_scenario(
                  "world_size: 1\n"
                  "model: {preset: resnet50, forward_ms: 32.7, backward_ms: 65.3, optimizer_ms: 2}\n"
@@ -55,16 +56,24 @@ ddpsim::models::DdpJob resnet50_job(int iterations, bool fast_path) {
                  .job;
   job.iterations = iterations;
   job.warmup_iterations = 2;
-  job.fast_path = fast_path;
   return job;
 }
 
+// Every rank simulated unless asked otherwise (the rank-event throughput).
+ddpsim::exec::ExecutionPolicy every_rank(std::optional<ddpsim::sim::Schedule> schedule = std::nullopt, int threads = 1) {
+  ddpsim::exec::ExecutionPolicy policy;
+  policy.fast_path = false;
+  policy.schedule = schedule;
+  policy.threads = threads;
+  return policy;
+}
+
 // Simulates `job` on range(0) ranks (its iterations: range(1)).
-void run_job(benchmark::State& state, const ddpsim::models::DdpJob& job) {
+void run_job(benchmark::State& state, const ddpsim::models::DdpJob& job, const ddpsim::exec::ExecutionPolicy& policy) {
   const int ranks = static_cast<int>(state.range(0));
   std::uint64_t rank_events = 0;
   for (auto _ : state) {
-    const auto r = ddpsim::models::simulate_ddp(job, ranks, 1);
+    const auto r = ddpsim::exec::simulate_ddp(job, ranks, 1, policy);
     benchmark::DoNotOptimize(r.step_ms);
     rank_events += r.rank_ops;
   }
@@ -75,49 +84,40 @@ void run_job(benchmark::State& state, const ddpsim::models::DdpJob& job) {
 
 int iterations(const benchmark::State& state) { return static_cast<int>(state.range(1)); }
 
-void BM_ResNet50(benchmark::State& state) { run_job(state, resnet50_job(iterations(state), false)); }
+void BM_ResNet50(benchmark::State& state) { run_job(state, resnet50_job(iterations(state)), every_rank()); }
 // The same job on the discrete-event engine: time order (what
-// models::choose_schedule gives lockstep on one thread), rank-major on one
+// exec::choose_schedule gives lockstep on one thread), rank-major on one
 // and two threads.
 void BM_ResNet50_time_order(benchmark::State& state) {
-  auto job = resnet50_job(iterations(state), false);
-  job.schedule = ddpsim::sim::Schedule::kTimeOrder;
-  run_job(state, job);
+  run_job(state, resnet50_job(iterations(state)), every_rank(ddpsim::sim::Schedule::kTimeOrder));
 }
 void BM_ResNet50_rank_major(benchmark::State& state) {
-  auto job = resnet50_job(iterations(state), false);
-  job.schedule = ddpsim::sim::Schedule::kRankMajor;
-  run_job(state, job);
+  run_job(state, resnet50_job(iterations(state)), every_rank(ddpsim::sim::Schedule::kRankMajor));
 }
 void BM_ResNet50_rank_major_2threads(benchmark::State& state) {
-  auto job = resnet50_job(iterations(state), false);
-  job.schedule = ddpsim::sim::Schedule::kRankMajor;
-  job.threads = 2;
-  run_job(state, job);
+  run_job(state, resnet50_job(iterations(state)), every_rank(ddpsim::sim::Schedule::kRankMajor, 2));
 }
-void BM_ResNet50FastPath(benchmark::State& state) { run_job(state, resnet50_job(iterations(state), true)); }
+void BM_ResNet50FastPath(benchmark::State& state) { run_job(state, resnet50_job(iterations(state)), {}); }
 
 // The same job with jitter stragglers: every rank, every iteration, an
 // exponential delay of mean 2 ms, so ranks never share an instant (what
 // measured GPUs do). Every rank is simulated, levelized by default; on the
 // engine, _rank_major is what choose_schedule gives such a job, _2threads
 // the same on two threads, _time_order the other schedule.
-ddpsim::models::DdpJob jitter_job(int iterations, std::optional<ddpsim::sim::Schedule> schedule, int threads = 1) {
-  auto job = resnet50_job(iterations, false);
+ddpsim::models::DdpJob jitter_job(int iterations) {
+  auto job = resnet50_job(iterations);
   job.straggler = ddpsim::models::JitterStraggler{ddpsim::models::JitterDistribution::kExponential, Time::from_ms(2), Time{}};
-  job.schedule = schedule;
-  job.threads = threads;
   return job;
 }
-void BM_ResNet50Jitter(benchmark::State& state) { run_job(state, jitter_job(iterations(state), std::nullopt)); }
+void BM_ResNet50Jitter(benchmark::State& state) { run_job(state, jitter_job(iterations(state)), every_rank()); }
 void BM_ResNet50Jitter_rank_major(benchmark::State& state) {
-  run_job(state, jitter_job(iterations(state), ddpsim::sim::Schedule::kRankMajor));
+  run_job(state, jitter_job(iterations(state)), every_rank(ddpsim::sim::Schedule::kRankMajor));
 }
 void BM_ResNet50Jitter_2threads(benchmark::State& state) {
-  run_job(state, jitter_job(iterations(state), ddpsim::sim::Schedule::kRankMajor, 2));
+  run_job(state, jitter_job(iterations(state)), every_rank(ddpsim::sim::Schedule::kRankMajor, 2));
 }
 void BM_ResNet50Jitter_time_order(benchmark::State& state) {
-  run_job(state, jitter_job(iterations(state), ddpsim::sim::Schedule::kTimeOrder));
+  run_job(state, jitter_job(iterations(state)), every_rank(ddpsim::sim::Schedule::kTimeOrder));
 }
 
 // The targets: 1,024 ranks x 100 iterations; 100,000 ranks x 10.
@@ -153,9 +153,10 @@ BENCHMARK(BM_ResNet50FastPath)->Args({1024, 100})->Args({1000000, 100})->Unit(be
 void run_engine(benchmark::State& state, const char* engine, bool per_rank) {
   ddpsim::scenarios::Scenario scenario = ddpsim::scenarios::load_scenario(DDPSIM_SOURCE_DIR "/bench/resnet50_64.yaml");
   scenario.engine = engine;
-  scenario.job.fast_path = !per_rank;
+  ddpsim::exec::ExecutionPolicy policy;
+  policy.fast_path = !per_rank;
   for (auto _ : state) {
-    const auto result = ddpsim::scenarios::run_scenario(scenario);
+    const auto result = ddpsim::scenarios::run_scenario(scenario, nullptr, 1, policy);
     benchmark::DoNotOptimize(result.rows.back().run.step_ms);
   }
 }

@@ -53,9 +53,10 @@ struct RunOptions {
 int run(const RunOptions& opt) {
   auto scenario = ddpsim::scenarios::load_scenario(opt.scenario);
   if (!opt.engine.empty()) scenario.engine = opt.engine;
-  if (opt.per_rank) scenario.job.fast_path = false;
-  if (opt.schedule == "time-order") scenario.job.schedule = ddpsim::sim::Schedule::kTimeOrder;
-  if (opt.schedule == "rank-major") scenario.job.schedule = ddpsim::sim::Schedule::kRankMajor;
+  ddpsim::exec::ExecutionPolicy policy;
+  policy.fast_path = !opt.per_rank;
+  if (opt.schedule == "time-order") policy.schedule = ddpsim::sim::Schedule::kTimeOrder;
+  if (opt.schedule == "rank-major") policy.schedule = ddpsim::sim::Schedule::kRankMajor;
   if (scenario.engine == "simgrid" && !ddpsim::netsim::simgrid_available()) {
     throw InputError({opt.scenario, 0, 0}, "engine", "'simgrid'",
                      "expected an engine this ddpsim can run (" + ddpsim::netsim::simgrid_unavailable_reason() + ")");
@@ -67,7 +68,7 @@ int run(const RunOptions& opt) {
     trace = std::make_unique<ddpsim::sim::ChromeTraceWriter>(*trace_file, ddpsim::models::op_name, opt.trace_ranks);
   }
   const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  const auto result = ddpsim::scenarios::run_scenario(scenario, trace.get(), threads);
+  const auto result = ddpsim::scenarios::run_scenario(scenario, trace.get(), threads, policy);
   if (trace) {
     trace->finish();
     if (!trace_file->flush()) throw InputError({opt.trace, 0, 0}, "", "", "write failed");

@@ -20,7 +20,7 @@ namespace ddpsim::scenarios {
 
 namespace {
 
-void price_failures(const Scenario& scenario, const models::DdpJob& job, SweepRow& row) {
+void price_failures(const Scenario& scenario, const models::DdpJob& job, const exec::ExecutionPolicy& policy, SweepRow& row) {
   const ResilienceSpec& res = scenario.resilience;
   if (!res.checkpoint || !res.failures) return;  // the loader requires a checkpoint with failures
   const models::CheckpointSpec& ck = *res.checkpoint;
@@ -48,7 +48,7 @@ void price_failures(const Scenario& scenario, const models::DdpJob& job, SweepRo
   el.world_size = *failures.restart_world_size;
   models::DdpJob clean = job;
   clean.faults.clear();
-  const models::RunResult after = models::simulate_ddp(clean, el.world_size, scenario.seed);
+  const models::RunResult after = exec::simulate_ddp(clean, el.world_size, scenario.seed, policy);
   el.step_ms = after.step_ms;
   el.global_batch = after.global_batch;
   el.lr_scale = static_cast<double>(after.global_batch) / static_cast<double>(row.run.global_batch);
@@ -104,7 +104,8 @@ void parallel_for(std::size_t n, int threads, const std::function<void(std::size
 // Every row of the sweep, collectives timed by `timer` (null: the analytic
 // engine), on `threads` threads (one with a trace or a timer: the trace is
 // written in row order, and SimGrid runs in one actor).
-SweepResult run_rows(const Scenario& scenario, sim::ChromeTraceWriter* trace, models::CollectiveTimer* timer, int threads) {
+SweepResult run_rows(const Scenario& scenario, sim::ChromeTraceWriter* trace, models::CollectiveTimer* timer, int threads,
+                     exec::ExecutionPolicy policy) {
   SweepResult out;
   out.engine = timer != nullptr ? std::string(timer->engine()) : "analytic";
   out.bucket_sweep = scenario.bucket_caps_mb.size() > 1;
@@ -114,15 +115,12 @@ SweepResult run_rows(const Scenario& scenario, sim::ChromeTraceWriter* trace, mo
 
   const std::size_t caps = scenario.bucket_caps_mb.size(), sizes = scenario.world_sizes.size();
   std::vector<models::DdpJob> jobs(caps, scenario.job);
-  // Threads the rows large enough to share theirs (models::DdpJob::threads) do not take.
+  // Threads the rows large enough to share theirs (ExecutionPolicy::threads) do not take.
   const auto large = std::count_if(scenario.world_sizes.begin(), scenario.world_sizes.end(),
-                                   [](int w) { return w >= 2 * models::kRanksPerEngineThread; });
-  const int per_run = std::max(1, threads / std::max(1, static_cast<int>(large * static_cast<long>(caps))));
-  for (std::size_t c = 0; c < caps; ++c) {
-    jobs[c].ddp.bucket_cap_bytes = models::bucket_bytes(scenario.bucket_caps_mb[c]);
-    jobs[c].timer = timer;
-    jobs[c].threads = per_run;
-  }
+                                   [](int w) { return w >= 2 * exec::kRanksPerEngineThread; });
+  policy.threads = std::max(1, threads / std::max(1, static_cast<int>(large * static_cast<long>(caps))));
+  policy.timer = timer;
+  for (std::size_t c = 0; c < caps; ++c) jobs[c].ddp.bucket_cap_bytes = models::bucket_bytes(scenario.bucket_caps_mb[c]);
   // Tasks: every (cap, W) row, then each cap's W = 1 baseline when the sweep lacks it.
   out.rows.resize(caps * sizes);
   std::vector<std::optional<double>> baselines(caps);
@@ -130,7 +128,7 @@ SweepResult run_rows(const Scenario& scenario, sim::ChromeTraceWriter* trace, mo
   parallel_for(out.rows.size() + extra, threads, [&](std::size_t i) {
     if (i >= out.rows.size()) {
       const std::size_t c = i - out.rows.size();
-      baselines[c] = models::simulate_ddp(jobs[c], 1, scenario.seed).step_ms;
+      baselines[c] = exec::simulate_ddp(jobs[c], 1, scenario.seed, policy).step_ms;
       return;
     }
     const std::size_t c = i / sizes;
@@ -140,8 +138,8 @@ SweepResult run_rows(const Scenario& scenario, sim::ChromeTraceWriter* trace, mo
     if (trace != nullptr) {
       trace->begin_run(out.bucket_sweep ? fmt::format("cap={}MiB W={}", cap, w) : fmt::format("W={}", w), w);
     }
-    SweepRow row{models::simulate_ddp(job, w, scenario.seed, trace), {}, cap, {}, {}, {}, {}, {}, {}};
-    price_failures(scenario, job, row);
+    SweepRow row{exec::simulate_ddp(job, w, scenario.seed, policy, trace), {}, cap, {}, {}, {}, {}, {}, {}};
+    price_failures(scenario, job, policy, row);
     row.closed_form_ms = models::closed_form_step_ms(job, w);
     if (scenario.sampler) {
       const SamplerSpec& s = *scenario.sampler;
@@ -197,10 +195,12 @@ void with_timer(const Scenario& scenario, const std::function<void(models::Colle
   if (stats != nullptr) *stats = s;
 }
 
-SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace, int threads) {
+SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace, int threads,
+                         const exec::ExecutionPolicy& policy) {
   SweepResult out;
   std::optional<netsim::SimgridStats> stats;
-  with_timer(scenario, [&](models::CollectiveTimer* timer) { out = run_rows(scenario, trace, timer, threads); }, &stats);
+  with_timer(scenario, [&](models::CollectiveTimer* timer) { out = run_rows(scenario, trace, timer, threads, policy); },
+             &stats);
   out.simgrid = stats;
   return out;
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/evaluate.hpp"
 #include "models/ddp_job.hpp"
 #include "models/restart.hpp"
 #include "models/sampler.hpp"
@@ -56,12 +57,15 @@ struct SweepResult {
 /// `trace`, if given, receives every run of the sweep, the baseline excluded.
 /// The runs are independent and go to `threads` threads (one with a trace
 /// or the SimGrid engine); the result is the same at any thread count.
-SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace = nullptr, int threads = 1);
+/// `policy` gives the fast path and the schedule; the runner sets its
+/// timer (the scenario's engine) and threads (what each run may take).
+SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace = nullptr, int threads = 1,
+                         const exec::ExecutionPolicy& policy = {});
 
 /// Runs `body` with the scenario's engine: a null timer for the analytic
 /// engine, or inside SimGrid (once per process, netsim/simgrid_engine.hpp)
-/// with its timer, whose statistics land in `stats`. Every simulate_ddp of
-/// the scenario must happen inside `body`, with DdpJob::timer set to it.
+/// with its timer, whose statistics land in `stats`. Every run of the
+/// scenario must happen inside `body`, with ExecutionPolicy::timer set to it.
 void with_timer(const Scenario& scenario, const std::function<void(models::CollectiveTimer*)>& body,
                 std::optional<netsim::SimgridStats>* stats = nullptr);
 /// The SimGrid engine's limit: its full routing zone holds W^2 route slots.

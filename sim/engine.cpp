@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <thread>
 #include <tuple>
 
@@ -429,6 +430,14 @@ class SweepPool {
   bool stop_ = false;                                // likewise
 };
 
+// A kRankMajor run reached what only kTimeOrder simulates: thrown inside
+// the engine and caught by Engine::run, which returns it as
+// RunSummary::needs_time_order.
+class NeedsTimeOrder : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace
 
 struct Engine::Impl {
@@ -456,6 +465,9 @@ struct Engine::Impl {
   Rendezvous arriving;
   std::vector<std::pair<GroupId, std::uint64_t>> resolved;
   std::unique_ptr<SweepPool> pool;
+  // kRankMajor: set while run() runs; before it, what needs time order is noted here.
+  bool running = false;
+  std::optional<std::string> needs_time_order;
 
   // The worker of the calling thread; the first outside a sweep.
   Worker& here() {
@@ -980,13 +992,21 @@ void Engine::wake_when_done(OpRef op, Process& process, std::uint64_t token) {
 
 void Engine::crash(int rank, std::string message) {
   if (rank < 0 || rank >= impl_->world_size) throw std::out_of_range("rank out of range");
+  if (impl_->rank_major() && !impl_->running) {
+    if (!impl_->needs_time_order) impl_->needs_time_order = fmt::format("rank {} crashed: {}", rank, message);
+    return;
+  }
   impl_->crash(rank, message);
 }
 
 void Engine::schedule_crash(int rank, Time at, std::string message) {
   if (rank < 0 || rank >= impl_->world_size) throw std::out_of_range("rank out of range");
   if (at < impl_->here().now) throw std::invalid_argument("crash scheduled in the past");
-  if (impl_->rank_major()) throw NeedsTimeOrder(fmt::format("rank {} is to crash", rank));
+  if (impl_->rank_major()) {
+    if (impl_->running) throw NeedsTimeOrder(fmt::format("rank {} is to crash", rank));
+    if (!impl_->needs_time_order) impl_->needs_time_order = fmt::format("rank {} is to crash", rank);
+    return;
+  }
   impl_->crash_messages.push_back(std::move(message));
   impl_->push(at, EventKind::kCrash, static_cast<std::uint32_t>(rank), impl_->crash_messages.size() - 1);
 }
@@ -1020,12 +1040,25 @@ RunSummary Engine::run() {
     return true;
   };
   if (m.rank_major()) {
-    m.run_rank_major(*this);
-    // A collective still open: the watchdog ends the job, at a time only the global order gives.
-    if (m.options.watchdog_timeout > Time::zero()) {
-      for (const Group& g : m.groups) {
-        if (!g.open.empty()) throw NeedsTimeOrder("a collective never completes and the watchdog is on");
+    if (!m.needs_time_order) {
+      m.running = true;
+      try {
+        m.run_rank_major(*this);
+        // A collective still open: the watchdog ends the job, at a time only the global order gives.
+        if (m.options.watchdog_timeout > Time::zero()) {
+          for (const Group& g : m.groups) {
+            if (!g.open.empty()) throw NeedsTimeOrder("a collective never completes and the watchdog is on");
+          }
+        }
+      } catch (const NeedsTimeOrder& e) {
+        m.needs_time_order = e.what();
       }
+      m.running = false;
+    }
+    if (m.needs_time_order) {
+      RunSummary stopped;
+      stopped.needs_time_order = m.needs_time_order;
+      return stopped;
     }
   } else {
     while (!m.events.empty()) {

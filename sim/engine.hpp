@@ -13,42 +13,14 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "sim/op_sink.hpp"
 #include "sim/time.hpp"
 
 namespace ddpsim::sim {
-
-/// The streams of one rank. Each runs its operations one at a time, in the
-/// order they were enqueued (FIFO, like a CUDA stream).
-enum class StreamKind : std::uint8_t { kHost = 0, kCompute = 1, kComm = 2 };
-inline constexpr int kStreamsPerRank = 3;
-std::string_view to_string(StreamKind kind);
-
-enum class CollectiveKind : std::uint8_t { kAllReduce, kBroadcast, kBarrier, kAllGather };
-std::string_view to_string(CollectiveKind kind);
-
-struct Collective {
-  CollectiveKind kind = CollectiveKind::kAllReduce;
-  std::int64_t bytes = 0;
-};
-
-/// The index-th operation enqueued on a stream (streams are numbered
-/// rank * kStreamsPerRank + kind).
-struct OpRef {
-  std::uint32_t stream = 0;
-  std::uint64_t index = 0;
-};
-
-/// Opaque to the engine: the model's name for an operation, echoed in records.
-struct OpLabel {
-  std::uint32_t tag = 0;
-  std::uint32_t iteration = 0;
-  std::uint32_t index = 0;
-};
 
 /// One finished operation, as observers see it.
 struct OpRecord {
@@ -115,16 +87,10 @@ enum class Schedule : std::uint8_t {
   /// fast. Observers see each rank's records in its time order, ranks
   /// interleaved. An op's `after` and a woken process's enqueues must stay
   /// on its own rank. A crash, a collective whose members disagree, or one
-  /// the watchdog would end throws NeedsTimeOrder (what they do to other
-  /// ranks needs the global order), from run() or from the call that
-  /// reached it: start again with kTimeOrder.
+  /// the watchdog would end (what they do to other ranks needs the global
+  /// order) stops the run: run() returns RunSummary::needs_time_order, and
+  /// the job is to be run again with kTimeOrder.
   kRankMajor,
-};
-
-/// Thrown by a kRankMajor run that reached what only kTimeOrder simulates.
-class NeedsTimeOrder : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
 };
 
 struct EngineOptions {
@@ -142,8 +108,6 @@ struct EngineOptions {
   /// threads at once, for different ranks: Engine::worker() tells them apart.
   int threads = 1;
 };
-
-using GroupId = std::uint32_t;
 
 /// Why a stream could not finish when the events ran out.
 struct BlockedOp {
@@ -203,13 +167,16 @@ struct RunSummary {
   std::vector<Misalignment> misalignments;
   std::optional<Time> watchdog_at;     ///< when the watchdog aborted the job
   std::optional<std::pair<GroupId, std::uint64_t>> watchdog_collective;  ///< the one that timed out
+  /// kRankMajor only: the run reached what only kTimeOrder simulates, and
+  /// why; it stopped there, and nothing else in the summary means anything.
+  std::optional<std::string> needs_time_order;
   bool hung() const { return !blocked.empty() || watchdog_at.has_value(); }
 };
 
-class Engine {
+class Engine final : public OpSink {
  public:
   Engine(int world_size, CollectiveCostFn cost, EngineOptions options = {});
-  ~Engine();
+  ~Engine() override;
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
@@ -220,28 +187,25 @@ class Engine {
   /// (0 outside a run): for state processes of different ranks share.
   int worker() const;
   int workers() const;
-  /// Group 0: every rank, in rank order.
-  static constexpr GroupId kWorld = 0;
+  static constexpr GroupId kWorld = kWorldGroup;
 
   /// Observers are not owned and must outlive run().
   void add_observer(Observer& observer);
 
-  /// Enqueues an operation of fixed duration on a rank's stream; it starts
-  /// once every earlier op of that stream and `after` (if given) have ended.
-  OpRef enqueue(int rank, StreamKind stream, Time duration, OpLabel label,
-                std::optional<OpRef> after = std::nullopt);
-  /// Enqueues a collective on the rank's communication stream. Collectives
-  /// of a group are matched across ranks by per-group sequence number alone;
-  /// one starts when every member has reached it, and lasts the cost model's time.
+  using OpSink::enqueue;
+  using OpSink::enqueue_collective;
+  OpRef enqueue(int rank, StreamKind stream, Time duration, OpLabel label, std::optional<OpRef> after) override;
+  /// One starts when every member has reached it, and lasts the cost model's time.
   OpRef enqueue_collective(int rank, GroupId group, Collective collective, OpLabel label,
-                           std::optional<OpRef> after = std::nullopt);
+                           std::optional<OpRef> after) override;
   /// Wakes `process` with `token` when `op` ends (at once, as an event, if it has).
   void wake_when_done(OpRef op, Process& process, std::uint64_t token);
 
   /// The rank's process dies now: its queued work is dropped, it never joins
   /// another collective, and with gloo its peers' pending collectives fail.
   void crash(int rank, std::string message);
-  /// The rank dies at `at` (a hardware fault, an OOM kill).
+  /// The rank dies at `at` (a hardware fault, an OOM kill). Under
+  /// kRankMajor either call ends the run (RunSummary::needs_time_order).
   void schedule_crash(int rank, Time at, std::string message);
   bool crashed(int rank) const;
 

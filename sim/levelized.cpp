@@ -57,6 +57,41 @@ class EndTimes {
 
 }  // namespace
 
+OpRef Recorder::enqueue(int, StreamKind stream, Time duration, OpLabel label, std::optional<OpRef> after) {
+  ProgramOp& op = add(stream, label, after);
+  op.duration = duration;
+  op.per_rank = per_rank_next_;
+  per_rank_next_ = false;
+  return ref();
+}
+
+OpRef Recorder::enqueue_collective(int, GroupId group, Collective collective, OpLabel label, std::optional<OpRef> after) {
+  if (group != kWorldGroup) throw std::invalid_argument("levelized evaluation: a collective over a group other than the world");
+  ProgramOp& op = add(StreamKind::kComm, label, after);
+  op.is_collective = true;
+  op.collective = collective;
+  return ref();
+}
+
+Time Recorder::per_rank(Time) {
+  per_rank_next_ = true;
+  return {};
+}
+
+void Recorder::end_step(std::int32_t issued_after, std::int32_t waits_for) {
+  program_.steps.push_back({program_.ops.size(), issued_after, waits_for});
+}
+
+ProgramOp& Recorder::add(StreamKind stream, OpLabel label, const std::optional<OpRef>& after) {
+  ProgramOp& op = program_.ops.emplace_back();
+  op.stream = stream;
+  op.label = label;
+  op.after = after ? static_cast<std::int32_t>(after->index) : -1;
+  return op;
+}
+
+OpRef Recorder::ref() const { return {static_cast<std::uint32_t>(program_.ops.back().stream), program_.ops.size() - 1}; }
+
 std::optional<LevelizedRun> run_levelized(const UniformProgram& program, int world_size, const CollectiveCostFn& cost,
                                           const LevelizedOptions& options, Observer& observer) {
   if (world_size < 1) throw std::invalid_argument("world size must be at least 1");

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "sim/engine.hpp"
@@ -55,6 +56,31 @@ struct LevelizedRun {
   RunSummary summary;
   /// Per step: the latest end over ranks of its `waits_for` op (zero if none).
   std::vector<Time> step_end;
+};
+
+/// Takes the ops one rank's program issues as a program every rank runs:
+/// an OpRef it returns names the op's position in the program (`index`;
+/// `stream` is the op's StreamKind, not a stream of the engine's).
+class Recorder final : public OpSink {
+ public:
+  using OpSink::enqueue;
+  using OpSink::enqueue_collective;
+  OpRef enqueue(int rank, StreamKind stream, Time duration, OpLabel label, std::optional<OpRef> after) override;
+  /// Over the world group only: levelized evaluation has no other.
+  OpRef enqueue_collective(int rank, GroupId group, Collective collective, OpLabel label,
+                           std::optional<OpRef> after) override;
+  /// Marks the next op as per_rank (LevelizedOptions::extra gives its delay).
+  Time per_rank(Time delay) override;
+  /// The ops since the last step form one, issued when op `issued_after`
+  /// ends (-1: at time zero); the process then waits for `waits_for`.
+  void end_step(std::int32_t issued_after, std::int32_t waits_for);
+  UniformProgram program() && { return std::move(program_); }
+
+ private:
+  ProgramOp& add(StreamKind stream, OpLabel label, const std::optional<OpRef>& after);
+  OpRef ref() const;
+  UniformProgram program_;
+  bool per_rank_next_ = false;
 };
 
 /// Runs `program` on `world_size` ranks as the engine would, each record to

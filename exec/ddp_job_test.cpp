@@ -1,3 +1,4 @@
+#include "exec/evaluate.hpp"
 #include "models/ddp_job.hpp"
 
 #include <doctest/doctest.h>
@@ -27,7 +28,7 @@ models::DdpJob scaling_lab() {
 TEST_CASE("single-block step: compute + un-overlapped ring all-reduce + straggler") {
   const models::DdpJob job = scaling_lab();
   for (int w : {1, 2, 3, 4, 8, 16}) {
-    const models::RunResult r = models::simulate_ddp(job, w, 0);
+    const models::RunResult r = exec::simulate_ddp(job, w, 0);
     REQUIRE(r.outcome == models::Outcome::kCompleted);
     const double ring = models::ring_all_reduce_time(job.network, 4'000'000, w).ms();
     const double strag = 4.9 * std::log2(w);
@@ -42,7 +43,7 @@ TEST_CASE("the seed's scaling-lab table comes out of the model") {
   const models::DdpJob job = scaling_lab();
   const double seed_table[][2] = {{1, 120.3}, {2, 125.7}, {4, 131.4}, {8, 137.8}, {16, 145.6}};
   for (const auto& [w, step] : seed_table) {
-    const models::RunResult r = models::simulate_ddp(job, static_cast<int>(w), 0);
+    const models::RunResult r = exec::simulate_ddp(job, static_cast<int>(w), 0);
     CAPTURE(w);
     CHECK(std::round(*r.step_ms * 10) / 10 == doctest::Approx(step));
   }
@@ -50,7 +51,7 @@ TEST_CASE("the seed's scaling-lab table comes out of the model") {
 
 TEST_CASE("per-rank accounting: the straggler computes, the others wait") {
   const models::DdpJob job = scaling_lab();
-  const models::RunResult r = models::simulate_ddp(job, 4, 0);
+  const models::RunResult r = exec::simulate_ddp(job, 4, 0);
   REQUIRE(r.ranks.size() == 4);
   const double ring = models::ring_all_reduce_time(job.network, 4'000'000, 4).ms();
   for (const models::RankStats& s : r.ranks) {
@@ -70,9 +71,9 @@ TEST_CASE("per-rank accounting: the straggler computes, the others wait") {
 TEST_CASE("data loading sits on the critical path of a synchronous loop") {
   models::DdpJob job = scaling_lab();
   job.data_load = Time::from_ms(7);
-  const models::RunResult with = models::simulate_ddp(job, 2, 0);
+  const models::RunResult with = exec::simulate_ddp(job, 2, 0);
   job.data_load = Time::zero();
-  const models::RunResult without = models::simulate_ddp(job, 2, 0);
+  const models::RunResult without = exec::simulate_ddp(job, 2, 0);
   CHECK(*with.step_ms - *without.step_ms == doctest::Approx(7));
   CHECK(with.ranks[0].data_ms == doctest::Approx(7));
 }
@@ -82,17 +83,17 @@ TEST_CASE("warm-up iterations are excluded from the step time") {
   job.straggler = models::JitterStraggler{models::JitterDistribution::kExponential, Time::from_ms(3), {}};
   job.iterations = 3;
   job.warmup_iterations = 2;
-  const models::RunResult r = models::simulate_ddp(job, 4, 9);
+  const models::RunResult r = exec::simulate_ddp(job, 4, 9);
   CHECK(r.measured_iterations == 1);
   // The measured step is the last iteration alone: compare with a full run's last step.
   job.warmup_iterations = 0;
   job.final_barrier = false;  // so the run ends with the last iteration
-  const models::RunResult all = models::simulate_ddp(job, 4, 9);
+  const models::RunResult all = exec::simulate_ddp(job, 4, 9);
   CHECK(*all.step_ms * 3 == doctest::Approx(all.end.ms()));
   CHECK(*r.step_ms < all.end.ms());
   CHECK_THROWS_AS(([&] {
                     job.warmup_iterations = 3;
-                    return models::simulate_ddp(job, 4, 9);
+                    return exec::simulate_ddp(job, 4, 9);
                   })(),
                   std::invalid_argument);
 }
@@ -100,9 +101,9 @@ TEST_CASE("warm-up iterations are excluded from the step time") {
 TEST_CASE("same seed, same result; the stochastic form depends on the seed") {
   models::DdpJob job = scaling_lab();
   job.straggler = models::JitterStraggler{models::JitterDistribution::kExponential, Time::from_ms(3), {}};
-  const auto a = models::simulate_ddp(job, 8, 5);
-  const auto b = models::simulate_ddp(job, 8, 5);
-  const auto c = models::simulate_ddp(job, 8, 6);
+  const auto a = exec::simulate_ddp(job, 8, 5);
+  const auto b = exec::simulate_ddp(job, 8, 5);
+  const auto c = exec::simulate_ddp(job, 8, 6);
   CHECK(*a.step_ms == *b.step_ms);
   CHECK(a.end == b.end);
   CHECK(*a.step_ms != *c.step_ms);
@@ -131,7 +132,7 @@ models::DdpJob four_buckets(double bucket_ms) {
 }  // namespace
 
 TEST_CASE("bucket all-reduces overlap the rest of backward; only the tail is exposed") {
-  const auto r = models::simulate_ddp(four_buckets(1), 2, 0);
+  const auto r = exec::simulate_ddp(four_buckets(1), 2, 0);
   REQUIRE(r.outcome == models::Outcome::kCompleted);
   // forward 20 + backward 40 + last bucket 1 + optimizer 2.
   CHECK(*r.step_ms == doctest::Approx(63));
@@ -146,7 +147,7 @@ TEST_CASE("bucket all-reduces overlap the rest of backward; only the tail is exp
 
 TEST_CASE("buckets launch in index order: slow communication queues up behind backward") {
   // 15 ms per bucket: 10-25, 25-40, 40-55, 55-70 ms into backward; compute ends at 40.
-  const auto r = models::simulate_ddp(four_buckets(15), 2, 0);
+  const auto r = exec::simulate_ddp(four_buckets(15), 2, 0);
   CHECK(*r.step_ms == doctest::Approx(20 + 70 + 2));
   CHECK(r.ranks[1].exposed_comm_ms == doctest::Approx(30));
 }
@@ -155,7 +156,7 @@ TEST_CASE("the construction bucket holds everything: no overlap before the rebui
   auto job = four_buckets(1);
   job.iterations = 3;
   job.warmup_iterations = 0;
-  const auto r = models::simulate_ddp(job, 2, 0);
+  const auto r = exec::simulate_ddp(job, 2, 0);
   // Iteration 0: one 4 MB bucket after backward (4 ms); the construction broadcast of the
   // 4 MB of parameters (4 ms) comes first. Iteration 1 adds the rebuild's two
   // broadcasts (20 and 20 bytes: 40 ns). Iteration 2 is steady: 63 ms.
@@ -165,18 +166,18 @@ TEST_CASE("the construction bucket holds everything: no overlap before the rebui
 TEST_CASE("buffers are broadcast before every syncing forward") {
   auto job = four_buckets(1);
   job.model.buffers.push_back({"running_mean", {250'000}, models::DType::kFloat32});  // 1 MB: 1 ms
-  const auto r = models::simulate_ddp(job, 2, 0);
+  const auto r = exec::simulate_ddp(job, 2, 0);
   CHECK(*r.step_ms == doctest::Approx(64));
   CHECK(r.ranks[0].exposed_comm_ms == doctest::Approx(2));
   job.ddp.broadcast_buffers = false;
-  CHECK(*models::simulate_ddp(job, 2, 0).step_ms == doctest::Approx(63));
+  CHECK(*exec::simulate_ddp(job, 2, 0).step_ms == doctest::Approx(63));
 }
 
 TEST_CASE("gradient accumulation: no_sync micro-steps, one all-reduce set, one buffer broadcast") {
   auto job = four_buckets(1);
   job.model.buffers.push_back({"running_mean", {250'000}, models::DType::kFloat32});
   job.ddp.gradient_accumulation = 3;
-  const auto r = models::simulate_ddp(job, 2, 0);
+  const auto r = exec::simulate_ddp(job, 2, 0);
   // 1 ms broadcast + 3 x (20 + 40) + last bucket 1 + optimizer 2.
   CHECK(*r.step_ms == doctest::Approx(1 + 180 + 1 + 2));
   CHECK(r.global_batch == 32 * 2 * 3);
@@ -187,12 +188,12 @@ TEST_CASE("find_unused_parameters: no rebuild, traversal, and the used-map all-r
   auto job = four_buckets(1);
   job.ddp.find_unused_parameters = true;
   job.ddp.traversal_per_tensor = Time::from_us(250);  // 4 tensors: 1 ms
-  const auto r = models::simulate_ddp(job, 2, 0);
+  const auto r = exec::simulate_ddp(job, 2, 0);
   // Construction buckets with [0.5 MiB, 0.5 MiB]: one per parameter, reversed: the same
   // overlap as the rebuilt ones here. The used map is 16 bytes: ~0 ms.
   CHECK(*r.step_ms == doctest::Approx(20 + 1 + 40 + 1 + 2).epsilon(1e-4));
   job.ddp.unused_parameters = {1};  // b: no gradient, no backward time, ready at the first hook
-  const auto u = models::simulate_ddp(job, 2, 0);
+  const auto u = exec::simulate_ddp(job, 2, 0);
   CHECK(u.outcome == models::Outcome::kCompleted);
   CHECK(*u.step_ms == doctest::Approx(20 + 1 + 30 + 1 + 2).epsilon(1e-4));
 }
@@ -200,7 +201,7 @@ TEST_CASE("find_unused_parameters: no rebuild, traversal, and the used-map all-r
 TEST_CASE("unused parameters without find_unused_parameters: PyTorch's error at the next forward") {
   auto job = four_buckets(1);
   job.ddp.unused_parameters = {1, 2};
-  const auto r = models::simulate_ddp(job, 4, 0);
+  const auto r = exec::simulate_ddp(job, 4, 0);
   CHECK(r.outcome == models::Outcome::kCrash);
   REQUIRE(r.errors.size() == 4);
   CHECK(r.errors[0].at_ms > 0);
@@ -223,34 +224,36 @@ models::Fault fault_on(models::FaultType type, int rank) {
 }  // namespace
 
 TEST_CASE("the schedule: rank-major for jitter, or for lockstep once it has two threads") {
+  exec::ExecutionPolicy policy;
   models::DdpJob job = scaling_lab();
   job.straggler = models::NoStraggler{};
-  const int two = 2 * models::kRanksPerEngineThread;
-  CHECK(models::choose_schedule(job, two) == sim::Schedule::kTimeOrder);  // one thread: time order is faster
-  job.threads = 2;
-  CHECK(models::choose_schedule(job, two) == sim::Schedule::kRankMajor);
-  CHECK(models::choose_schedule(job, two - 1) == sim::Schedule::kTimeOrder);  // too few ranks for a second thread
+  const int two = 2 * exec::kRanksPerEngineThread;
+  CHECK(exec::choose_schedule(models::DdpProgram(job).traits(), two, policy) == sim::Schedule::kTimeOrder);  // one thread: time order is faster
+  policy.threads = 2;
+  CHECK(exec::choose_schedule(models::DdpProgram(job).traits(), two, policy) == sim::Schedule::kRankMajor);
+  CHECK(exec::choose_schedule(models::DdpProgram(job).traits(), two - 1, policy) == sim::Schedule::kTimeOrder);  // too few ranks for a second thread
   job.faults.push_back(fault_on(models::FaultType::kSlowdown, 3));
-  CHECK(models::choose_schedule(job, two) == sim::Schedule::kRankMajor);  // a slow rank keeps lockstep
+  CHECK(exec::choose_schedule(models::DdpProgram(job).traits(), two, policy) == sim::Schedule::kRankMajor);  // a slow rank keeps lockstep
   job.faults.push_back(fault_on(models::FaultType::kSkipBackward, 1));
-  CHECK(models::choose_schedule(job, two) == sim::Schedule::kTimeOrder);  // a hang: time order at once
+  CHECK(exec::choose_schedule(models::DdpProgram(job).traits(), two, policy) == sim::Schedule::kTimeOrder);  // a hang: time order at once
   job.faults.clear();
-  job.threads = 1;
+  policy.threads = 1;
   job.straggler = models::JitterStraggler{models::JitterDistribution::kExponential, Time::from_ms(3), {}};
-  CHECK(models::choose_schedule(job, 64) == sim::Schedule::kRankMajor);
-  job.schedule = sim::Schedule::kTimeOrder;
-  CHECK(models::choose_schedule(job, 64) == sim::Schedule::kTimeOrder);
+  CHECK(exec::choose_schedule(models::DdpProgram(job).traits(), 64, policy) == sim::Schedule::kRankMajor);
+  policy.schedule = sim::Schedule::kTimeOrder;
+  CHECK(exec::choose_schedule(models::DdpProgram(job).traits(), 64, policy) == sim::Schedule::kTimeOrder);
 }
 
 TEST_CASE("a lockstep job: time order and rank-major on two threads give the same result") {
+  exec::ExecutionPolicy policy;
   models::DdpJob job = scaling_lab();
   job.faults.push_back(fault_on(models::FaultType::kSlowdown, 5));
   job.faults.back().factor = 1.5;
-  const int w = 2 * models::kRanksPerEngineThread;
-  const models::RunResult t = models::simulate_ddp(job, w, 7);  // one thread: time order
-  job.threads = 2;
-  REQUIRE(models::choose_schedule(job, w) == sim::Schedule::kRankMajor);
-  const models::RunResult m = models::simulate_ddp(job, w, 7);
+  const int w = 2 * exec::kRanksPerEngineThread;
+  const models::RunResult t = exec::simulate_ddp(job, w, 7, policy);  // one thread: time order
+  policy.threads = 2;
+  REQUIRE(exec::choose_schedule(models::DdpProgram(job).traits(), w, policy) == sim::Schedule::kRankMajor);
+  const models::RunResult m = exec::simulate_ddp(job, w, 7, policy);
   REQUIRE(t.outcome == models::Outcome::kCompleted);
   CHECK(m.step_ms == t.step_ms);
   CHECK(m.end == t.end);
@@ -266,16 +269,17 @@ TEST_CASE("a lockstep job: time order and rank-major on two threads give the sam
 }
 
 TEST_CASE("a jitter job: time order, rank-major and rank-major on threads give the same result") {
+  exec::ExecutionPolicy policy;
   models::DdpJob job = scaling_lab();
   job.straggler = models::JitterStraggler{models::JitterDistribution::kExponential, Time::from_ms(3), {}};
-  const int w = 2 * models::kRanksPerEngineThread;  // two threads
-  job.schedule = sim::Schedule::kTimeOrder;
-  const models::RunResult t = models::simulate_ddp(job, w, 7);
-  job.schedule = sim::Schedule::kRankMajor;  // unset: levelized (no fault)
-  job.threads = 2;
-  const models::RunResult m = models::simulate_ddp(job, w, 7);
-  job.threads = 1;
-  const models::RunResult one = models::simulate_ddp(job, w, 7);
+  const int w = 2 * exec::kRanksPerEngineThread;  // two threads
+  policy.schedule = sim::Schedule::kTimeOrder;
+  const models::RunResult t = exec::simulate_ddp(job, w, 7, policy);
+  policy.schedule = sim::Schedule::kRankMajor;  // unset: levelized (no fault)
+  policy.threads = 2;
+  const models::RunResult m = exec::simulate_ddp(job, w, 7, policy);
+  policy.threads = 1;
+  const models::RunResult one = exec::simulate_ddp(job, w, 7, policy);
   REQUIRE(t.outcome == models::Outcome::kCompleted);
   for (const models::RunResult* r : {&m, &one}) {
     CHECK(r->step_ms == t.step_ms);
@@ -380,11 +384,12 @@ TEST_CASE("levelized evaluation gives the engine's result, exactly") {
       models::DdpJob job = layered_job();
       job.straggler = models::JitterStraggler{models::JitterDistribution::kExponential, Time::from_ms(1), {}};
       change(job);
-      job.fast_path = false;
+      exec::ExecutionPolicy policy;
+      policy.fast_path = false;
       REQUIRE(models::uniform_program(job));
-      const models::RunResult lev = models::simulate_ddp(job, w, 11);
-      job.schedule = sim::Schedule::kTimeOrder;
-      const models::RunResult eng = models::simulate_ddp(job, w, 11);
+      const models::RunResult lev = exec::simulate_ddp(job, w, 11, policy);
+      policy.schedule = sim::Schedule::kTimeOrder;
+      const models::RunResult eng = exec::simulate_ddp(job, w, 11, policy);
       CHECK(lev.levelized);
       CHECK_FALSE(eng.levelized);
       REQUIRE(eng.outcome == models::Outcome::kCompleted);
@@ -394,11 +399,12 @@ TEST_CASE("levelized evaluation gives the engine's result, exactly") {
 }
 
 TEST_CASE("the symmetric fast path is levelized too, and equals every rank evaluated") {
+  exec::ExecutionPolicy policy;
   models::DdpJob job = layered_job();
   job.straggler = models::NoStraggler{};
-  const models::RunResult fast = models::simulate_ddp(job, 256, 3);
-  job.fast_path = false;
-  const models::RunResult all = models::simulate_ddp(job, 256, 3);
+  const models::RunResult fast = exec::simulate_ddp(job, 256, 3, policy);
+  policy.fast_path = false;
+  const models::RunResult all = exec::simulate_ddp(job, 256, 3, policy);
   CHECK(fast.fast_path);
   CHECK(fast.levelized);
   CHECK(all.levelized);
@@ -406,19 +412,21 @@ TEST_CASE("the symmetric fast path is levelized too, and equals every rank evalu
 }
 
 TEST_CASE("a job the watchdog would end goes to the engine") {
+  exec::ExecutionPolicy policy;
   models::DdpJob job = layered_job();
   // Rank 3 is 40 ms late every iteration; the watchdog allows 10.
   job.straggler = models::Log2Straggler{Time::from_ms(20), 3};
   job.watchdog_timeout = Time::from_ms(10);
-  job.fast_path = false;
-  const models::RunResult r = models::simulate_ddp(job, 4, 1);
+  policy.fast_path = false;
+  const models::RunResult r = exec::simulate_ddp(job, 4, 1, policy);
   CHECK_FALSE(r.levelized);
   CHECK(r.outcome == models::Outcome::kHang);
-  job.schedule = sim::Schedule::kTimeOrder;
-  check_same(r, models::simulate_ddp(job, 4, 1));
+  policy.schedule = sim::Schedule::kTimeOrder;
+  check_same(r, exec::simulate_ddp(job, 4, 1, policy));
 }
 
 TEST_CASE("a uniform program: no fault, and no unused parameter that stops a rank") {
+  exec::ExecutionPolicy policy;
   models::DdpJob job = layered_job();
   CHECK(models::uniform_program(job));
   job.ddp.unused_parameters = {1};
@@ -430,9 +438,9 @@ TEST_CASE("a uniform program: no fault, and no unused parameter that stops a ran
   job.faults.push_back(fault_on(models::FaultType::kSlowdown, 0));
   CHECK_FALSE(models::uniform_program(job));
   job.faults.clear();
-  job.fast_path = false;
-  job.schedule = sim::Schedule::kRankMajor;  // asked for the engine: the engine runs it
-  CHECK_FALSE(models::simulate_ddp(job, 4, 1).levelized);
+  policy.fast_path = false;
+  policy.schedule = sim::Schedule::kRankMajor;  // asked for the engine: the engine runs it
+  CHECK_FALSE(exec::simulate_ddp(job, 4, 1, policy).levelized);
 }
 
 TEST_CASE("levelized evaluation equals the engine on random jobs without faults") {
@@ -460,14 +468,39 @@ TEST_CASE("levelized evaluation equals the engine on random jobs without faults"
       case 2: job.straggler = models::JitterStraggler{models::JitterDistribution::kExponential, Time::from_us(50 + pick(4000)), {}}; break;
       default: job.straggler = models::JitterStraggler{models::JitterDistribution::kUniform, {}, Time::from_us(50 + pick(8000))}; break;
     }
-    job.fast_path = false;
+    exec::ExecutionPolicy policy;
+      policy.fast_path = false;
     const int w = 1 + pick(40);
     CAPTURE(w);
     const std::uint64_t seed = rng.next_u64();
-    const models::RunResult lev = models::simulate_ddp(job, w, seed);
-    job.schedule = sim::Schedule::kTimeOrder;
-    const models::RunResult eng = models::simulate_ddp(job, w, seed);
+    const models::RunResult lev = exec::simulate_ddp(job, w, seed, policy);
+    policy.schedule = sim::Schedule::kTimeOrder;
+    const models::RunResult eng = exec::simulate_ddp(job, w, seed, policy);
     REQUIRE(lev.levelized);
     check_same(lev, eng);
+  }
+}
+
+TEST_CASE("a rank-major run that reaches a crash, a hang or a disagreement is run again in time order") {
+  struct Case {
+    const char* name;
+    models::FaultType type;
+  };
+  for (const Case c : {Case{"crash", models::FaultType::kCrash}, Case{"skip backward", models::FaultType::kSkipBackward},
+                       Case{"extra collective", models::FaultType::kExtraCollective}}) {
+    CAPTURE(c.name);
+    models::DdpJob job = layered_job();
+    job.faults.push_back(fault_on(c.type, 1));
+    job.faults.back().iteration = 3;
+    job.faults.back().collective = {sim::CollectiveKind::kAllReduce, 4};
+    exec::ExecutionPolicy policy;
+    policy.schedule = sim::Schedule::kRankMajor;
+    const models::RunResult major = exec::simulate_ddp(job, 4, 5, policy);
+    policy.schedule = sim::Schedule::kTimeOrder;
+    const models::RunResult time_order = exec::simulate_ddp(job, 4, 5, policy);
+    CHECK(major.outcome != models::Outcome::kCompleted);
+    CHECK(major.outcome == time_order.outcome);
+    CHECK(major.events == time_order.events);  // the same engine run, not the abandoned one
+    check_same(major, time_order);
   }
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "exec/evaluate.hpp"
 #include "models/ddp_job.hpp"
 
 using namespace ddpsim;
@@ -38,7 +39,7 @@ Fault fault(FaultType type, std::vector<int> ranks, int iteration = -1) {
 TEST_CASE("skip_backward: silent misalignment, then a hang at the final barrier, culprit named") {
   auto job = seed_job();
   job.faults = {fault(FaultType::kSkipBackward, {1}, 3)};
-  const auto r = models::simulate_ddp(job, 4, 0);
+  const auto r = exec::simulate_ddp(job, 4, 0);
   CHECK(r.outcome == models::Outcome::kHang);
   REQUIRE(r.failure.has_value());
   const auto& f = *r.failure;
@@ -60,10 +61,10 @@ TEST_CASE("skip_backward: silent misalignment, then a hang at the final barrier,
 TEST_CASE("skip_iteration hangs the same way; agreeing on the skip completes") {
   auto job = seed_job();
   job.faults = {fault(FaultType::kSkipIteration, {2}, 5)};
-  CHECK(models::simulate_ddp(job, 4, 0).failure->culprit_rank == 2);
+  CHECK(exec::simulate_ddp(job, 4, 0).failure->culprit_rank == 2);
   job.faults = {fault(FaultType::kSkipBackward, {1}, 3)};
   job.agree_on_skip = true;
-  const auto fixed = models::simulate_ddp(job, 4, 0);
+  const auto fixed = exec::simulate_ddp(job, 4, 0);
   CHECK(fixed.outcome == models::Outcome::kCompleted);
   CHECK_FALSE(fixed.failure.has_value());
   CHECK(fixed.misalignments.empty());
@@ -74,13 +75,13 @@ TEST_CASE("uneven batches hang; Join shadows the missing iterations and complete
   Fault uneven = fault(FaultType::kUnevenBatches, {0});
   uneven.fewer = 1;
   job.faults = {uneven};
-  const auto r = models::simulate_ddp(job, 4, 0);
+  const auto r = exec::simulate_ddp(job, 4, 0);
   CHECK(r.outcome == models::Outcome::kHang);
   CHECK(r.failure->culprit_rank == 0);
   // Rank 0 runs 3 + 3 iterations then its barrier, which meets the others' 7th bucket all-reduce.
   CHECK(r.iterations_run == std::vector<int>{6, 7, 7, 7});
   job.join = true;
-  const auto joined = models::simulate_ddp(job, 4, 0);
+  const auto joined = exec::simulate_ddp(job, 4, 0);
   CHECK(joined.outcome == models::Outcome::kCompleted);
   CHECK(joined.misalignments.empty());
   // Per epoch rank 0 shadows one iteration: the count and one zero-filled bucket.
@@ -92,7 +93,7 @@ TEST_CASE("rank 0's extra all-reduce: nccl hangs at the mismatch, gloo aborts th
   Fault extra = fault(FaultType::kExtraCollective, {0}, 2);
   extra.collective = {sim::CollectiveKind::kAllReduce, 4};
   job.faults = {extra};
-  const auto nccl = models::simulate_ddp(job, 4, 0);
+  const auto nccl = exec::simulate_ddp(job, 4, 0);
   CHECK(nccl.outcome == models::Outcome::kHang);
   CHECK(nccl.failure->culprit_rank == 0);
   CHECK(nccl.failure->ranks[0].bytes == 4);
@@ -100,7 +101,7 @@ TEST_CASE("rank 0's extra all-reduce: nccl hangs at the mismatch, gloo aborts th
   CHECK(nccl.failure->fix.find("fix_rank0_logging") != std::string::npos);
   job.backend = sim::Backend::kGloo;
   job.watchdog_timeout = Time::from_ms(1'800'000);
-  const auto gloo = models::simulate_ddp(job, 4, 0);
+  const auto gloo = exec::simulate_ddp(job, 4, 0);
   CHECK(gloo.outcome == models::Outcome::kCrash);
   REQUIRE(gloo.errors.size() == 4);
   CHECK(gloo.errors[0].rank == 0);
@@ -110,7 +111,7 @@ TEST_CASE("rank 0's extra all-reduce: nccl hangs at the mismatch, gloo aborts th
   // Every rank joining the metric's all-reduce: no mismatch.
   extra.ranks = {0, 1, 2, 3};
   job.faults = {extra};
-  CHECK(models::simulate_ddp(job, 4, 0).outcome == models::Outcome::kCompleted);
+  CHECK(exec::simulate_ddp(job, 4, 0).outcome == models::Outcome::kCompleted);
 }
 
 TEST_CASE("unused parameters on one rank: its next forward raises; the others wait for its bucket") {
@@ -118,7 +119,7 @@ TEST_CASE("unused parameters on one rank: its next forward raises; the others wa
   Fault unused = fault(FaultType::kUnusedParameters, {1}, 2);
   unused.parameters = {0};
   job.faults = {unused};
-  const auto r = models::simulate_ddp(job, 4, 0);
+  const auto r = exec::simulate_ddp(job, 4, 0);
   CHECK(r.outcome == models::Outcome::kCrash);
   REQUIRE(r.errors.size() == 1);
   CHECK(r.errors[0].rank == 1);
@@ -128,7 +129,7 @@ TEST_CASE("unused parameters on one rank: its next forward raises; the others wa
   CHECK(r.failure->missing_ranks == std::vector<int>{1});
   CHECK(r.failure->ranks[1].state == "crashed");
   job.ddp.find_unused_parameters = true;
-  CHECK(models::simulate_ddp(job, 4, 0).outcome == models::Outcome::kCompleted);
+  CHECK(exec::simulate_ddp(job, 4, 0).outcome == models::Outcome::kCompleted);
 }
 
 TEST_CASE("a crash at a time: reported at once; without a watchdog nothing else would end the job") {
@@ -136,13 +137,13 @@ TEST_CASE("a crash at a time: reported at once; without a watchdog nothing else 
   Fault crash = fault(FaultType::kCrash, {3});
   crash.at = Time::from_ms(20);
   job.faults = {crash};
-  const auto r = models::simulate_ddp(job, 4, 0);
+  const auto r = exec::simulate_ddp(job, 4, 0);
   CHECK(r.outcome == models::Outcome::kCrash);
   CHECK(*r.failure->detected_at_ms == doctest::Approx(20));
   CHECK(r.failure->culprit_rank == 3);
   job.faults = {fault(FaultType::kSkipBackward, {1}, 3)};
   job.watchdog_timeout = Time::zero();
-  const auto forever = models::simulate_ddp(job, 4, 0);
+  const auto forever = exec::simulate_ddp(job, 4, 0);
   CHECK(forever.outcome == models::Outcome::kHang);
   CHECK_FALSE(forever.failure->detected_at_ms.has_value());
 }
@@ -155,7 +156,7 @@ TEST_CASE("stragglers: a slow rank waits least, the others' wait is its cost; a 
   slow.factor = 2;  // forward + backward + optimizer: 4 ms -> 8 ms
   slow.iteration = 0;
   job.faults = {slow};
-  const auto r = models::simulate_ddp(job, 4, 0);
+  const auto r = exec::simulate_ddp(job, 4, 0);
   CHECK(r.ranks[2].wait_ms == doctest::Approx(0));
   // Rank 2 reaches the all-reduce 3 ms late (forward and backward doubled);
   // its optimizer step (2 ms instead of 1) delays the next iteration's start by 1 ms more.
@@ -164,9 +165,9 @@ TEST_CASE("stragglers: a slow rank waits least, the others' wait is its cost; a 
   Fault link = fault(FaultType::kSlowLink, {0});
   link.factor = 4;
   fast.model = models::block_model(Time::from_ms(1), Time::from_ms(2), Time::from_ms(1), 400'000'000);
-  const double base = models::simulate_ddp(fast, 4, 0).ranks[0].collective_ms;
+  const double base = exec::simulate_ddp(fast, 4, 0).ranks[0].collective_ms;
   fast.faults = {link};
-  const double slowed = models::simulate_ddp(fast, 4, 0).ranks[0].collective_ms;
+  const double slowed = exec::simulate_ddp(fast, 4, 0).ranks[0].collective_ms;
   // 1.5 * 400 MB at 100 GB/s is 6 ms; at 25 GB/s, 24 ms; latency and launch are unchanged.
   CHECK(slowed - base == doctest::Approx(18).epsilon(1e-6));
 }
@@ -176,7 +177,7 @@ TEST_CASE("rank 0 writing an artifact makes the others wait at the next collecti
   Fault artifact = fault(FaultType::kRank0Artifact, {0}, 4);
   artifact.duration = Time::from_ms(50);
   job.faults = {artifact};
-  const auto r = models::simulate_ddp(job, 4, 0);
+  const auto r = exec::simulate_ddp(job, 4, 0);
   CHECK(r.outcome == models::Outcome::kCompleted);
   CHECK(r.ranks[0].wait_ms == doctest::Approx(0));
   CHECK(r.ranks[1].wait_ms * 7 == doctest::Approx(50));  // one 50 ms wait over 7 measured iterations
@@ -185,12 +186,12 @@ TEST_CASE("rank 0 writing an artifact makes the others wait at the next collecti
 TEST_CASE("debug fingerprints: fail at the first divergent collective, at a priced cost") {
   auto job = seed_job();
   job.fingerprint = true;
-  const double clean = *models::simulate_ddp(seed_job(), 4, 0).step_ms;
-  const double checked = *models::simulate_ddp(job, 4, 0).step_ms;
+  const double clean = *exec::simulate_ddp(seed_job(), 4, 0).step_ms;
+  const double checked = *exec::simulate_ddp(job, 4, 0).step_ms;
   // One extra all-gather of 4 x 64 bytes per collective: 10 us launch + 3 x 5 us + 192 B at 100 GB/s.
   CHECK(checked - clean == doctest::Approx(0.010 + 0.015 + 0.00192).epsilon(0.01));
   job.faults = {fault(FaultType::kSkipBackward, {1}, 3)};
-  const auto r = models::simulate_ddp(job, 4, 0);
+  const auto r = exec::simulate_ddp(job, 4, 0);
   CHECK(r.outcome == models::Outcome::kCrash);
   REQUIRE(r.errors.size() == 4);
   CHECK(r.errors[0].message.find("Detected mismatch between collectives on ranks") != std::string::npos);
