@@ -369,7 +369,7 @@ TEST_CASE("levelized evaluation gives the engine's result, exactly") {
          j.final_barrier = false;
          j.ddp.broadcast_buffers = false;
        }},
-      {"gloo", [](models::DdpJob& j) { j.backend = sim::Backend::kGloo; }},
+      {"gloo", [](models::DdpJob& j) { j.backend = models::Backend::kGloo; }},
       {"debug fingerprint", [](models::DdpJob& j) { j.fingerprint = true; }},
       {"no watchdog", [](models::DdpJob& j) { j.watchdog_timeout = Time{}; }},
       {"a slow link", [](models::DdpJob& j) {
@@ -460,7 +460,7 @@ TEST_CASE("levelized evaluation equals the engine on random jobs without faults"
     job.join = pick(3) == 0;
     job.agree_on_skip = pick(4) == 0;
     job.final_barrier = pick(4) != 0;
-    job.backend = pick(2) == 0 ? sim::Backend::kNccl : sim::Backend::kGloo;
+    job.backend = pick(2) == 0 ? models::Backend::kNccl : models::Backend::kGloo;
     job.data_load = Time::from_us(pick(3000));
     switch (pick(4)) {
       case 0: job.straggler = models::NoStraggler{}; break;

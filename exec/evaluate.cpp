@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "models/collective_library.hpp"
 #include "sim/levelized.hpp"
 
 namespace ddpsim::exec {
@@ -47,9 +48,9 @@ std::optional<models::RunResult> on_engine(const models::TrainingProgram& progra
   const std::unique_ptr<models::Evaluation> evaluation = program.evaluation(simulated, world_size, seed);
   const Pricing pricing(program, policy.timer, simulated, world_size);
   const models::CommSettings comm = program.comm();
+  const std::unique_ptr<sim::CollectiveLibrary> library = models::collective_library(comm.backend, comm.fingerprint_bytes);
   const int threads = schedule == sim::Schedule::kRankMajor ? engine_threads(policy, simulated) : 1;
-  sim::Engine engine(simulated, pricing.cost(),
-                     sim::EngineOptions{comm.backend, comm.watchdog_timeout, comm.fingerprint_bytes, schedule, threads});
+  sim::Engine engine(simulated, pricing.cost(), sim::EngineOptions{library.get(), comm.watchdog_timeout, schedule, threads});
   engine.add_observer(evaluation->accounting());
   if (trace != nullptr) engine.add_observer(*trace);
   evaluation->start(engine);
@@ -66,8 +67,9 @@ std::optional<models::RunResult> levelized(const models::TrainingProgram& progra
   const Pricing pricing(program, policy.timer, simulated, world_size);
   const sim::UniformProgram ops = evaluation->record();
   const models::CommSettings comm = program.comm();
+  const std::unique_ptr<sim::CollectiveLibrary> library = models::collective_library(comm.backend, comm.fingerprint_bytes);
   const models::Evaluation& ev = *evaluation;
-  const sim::LevelizedOptions options{comm.backend, comm.watchdog_timeout, comm.fingerprint_bytes,
+  const sim::LevelizedOptions options{library.get(), comm.watchdog_timeout,
                                       [&ev](int rank, const sim::ProgramOp& op) { return ev.per_rank(rank, op); }};
   const std::optional<sim::LevelizedRun> run =
       sim::run_levelized(ops, simulated, pricing.cost(), options, evaluation->accounting());

@@ -99,7 +99,7 @@ TEST_CASE("rank 0's extra all-reduce: nccl hangs at the mismatch, gloo aborts th
   CHECK(nccl.failure->ranks[0].bytes == 4);
   CHECK(nccl.failure->ranks[1].bytes == 36);
   CHECK(nccl.failure->fix.find("fix_rank0_logging") != std::string::npos);
-  job.backend = sim::Backend::kGloo;
+  job.backend = models::Backend::kGloo;
   job.watchdog_timeout = Time::from_ms(1'800'000);
   const auto gloo = exec::simulate_ddp(job, 4, 0);
   CHECK(gloo.outcome == models::Outcome::kCrash);

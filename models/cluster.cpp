@@ -1,5 +1,7 @@
 #include "models/cluster.hpp"
 
+#include "models/collective_library.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -108,14 +110,15 @@ std::vector<int> iota_ranks(int first, int count, int stride) {
 
 }  // namespace
 
-sim::Time AnalyticTimer::time(const sim::Collective& c, int w, const std::vector<SlowLink>& given_slow) {
+sim::Time AnalyticTimer::time(const sim::Collective& given, int w, const std::vector<SlowLink>& given_slow) {
+  const sim::Collective c = priced_as(given);
   if (w < 1 || w > cluster_.gpus()) throw std::invalid_argument("group larger than the cluster");
   if (w == 1) return collective_time(NetworkParams{sim::Time{}, 1, launch_}, c, 1);
   std::vector<SlowLink> slow;
   for (const SlowLink& s : given_slow) {
     if (s.rank < w && s.factor > 1) slow.push_back(s);
   }
-  const bool reduce = c.kind == sim::CollectiveKind::kAllReduce || c.kind == sim::CollectiveKind::kBarrier;
+  const bool reduce = c.kind == sim::CollectiveKind::kAllReduce;
   const int g = cluster_.gpus_per_node;
   sim::Time worst;
   if (reduce && runs_hierarchical(algorithm_, cluster_, w)) {
@@ -129,9 +132,8 @@ sim::Time AnalyticTimer::time(const sim::Collective& c, int w, const std::vector
     for (int i = 0; i < g; ++i) {
       for (const Hop& h : ring_hops(cluster_, iota_ranks(i, nodes, g), slow)) inter.push_back(h);
     }
-    const std::int64_t bytes = c.kind == sim::CollectiveKind::kBarrier ? 4 : c.bytes;
     for (const Hop& a : intra) {
-      for (const Hop& b : inter) worst = std::max(worst, hierarchical_all_reduce_time(a, b, launch_, bytes, g, nodes));
+      for (const Hop& b : inter) worst = std::max(worst, hierarchical_all_reduce_time(a, b, launch_, c.bytes, g, nodes));
     }
     return worst;
   }

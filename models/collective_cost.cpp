@@ -1,5 +1,7 @@
 #include "models/collective_cost.hpp"
 
+#include "models/collective_library.hpp"
+
 #include <cmath>
 #include <stdexcept>
 
@@ -49,7 +51,7 @@ sim::Time collective_time(const NetworkParams& net, const sim::Collective& c, in
   switch (c.kind) {
     case sim::CollectiveKind::kAllReduce: return ring_all_reduce_time(net, c.bytes, world_size);
     case sim::CollectiveKind::kBroadcast: return ring_broadcast_time(net, c.bytes, world_size);
-    case sim::CollectiveKind::kBarrier: return ring_all_reduce_time(net, 4, world_size);
+    case sim::CollectiveKind::kBarrier: return collective_time(net, priced_as(c), world_size);
     case sim::CollectiveKind::kAllGather: return ring_all_gather_time(net, c.bytes, world_size);
   }
   throw std::logic_error("unknown collective kind");

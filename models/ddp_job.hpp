@@ -43,7 +43,7 @@ struct DdpJob {
   Algorithm algorithm = Algorithm::kRing;  ///< all-reduce algorithm
   StragglerModel straggler;
   std::vector<Fault> faults;
-  sim::Backend backend = sim::Backend::kNccl;
+  Backend backend = Backend::kNccl;
   sim::Time watchdog_timeout = sim::Time::from_ms(600'000);  ///< zero: no watchdog
   bool fingerprint = false;   ///< TORCH_DISTRIBUTED_DEBUG=DETAIL: fail at the first divergent collective
   int total_iterations() const { return iterations * epochs; }

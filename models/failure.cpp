@@ -190,7 +190,7 @@ std::optional<FailureReport> analyse_failure(const sim::RunSummary& summary, con
   } else if (summary.watchdog_at) {
     f.detected_at_ms = summary.watchdog_at->ms();
     f.detection = fmt::format("{} watchdog: a rank waited {:g} s in collective #{}",
-                              context.backend == sim::Backend::kNccl ? "NCCL" : "gloo", context.watchdog.ms() / 1000,
+                              context.backend == Backend::kNccl ? "NCCL" : "gloo", context.watchdog.ms() / 1000,
                               summary.watchdog_collective ? summary.watchdog_collective->second : 0);
   } else {
     f.detection = "never: with no watchdog the job waits forever";

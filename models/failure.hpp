@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "models/collective_library.hpp"
 #include "models/faults.hpp"
 #include "sim/engine.hpp"
 
@@ -61,7 +62,7 @@ struct RankStatus {
 };
 
 struct FailureContext {
-  sim::Backend backend = sim::Backend::kNccl;
+  Backend backend = Backend::kNccl;
   sim::Time watchdog;
   /// The dtype of a collective's buffer, by label ("" when it has none).
   std::function<std::string(const sim::OpLabel&)> dtype_of;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/cluster.hpp"
+#include "models/collective_library.hpp"
 #include "models/run_result.hpp"
 #include "sim/engine.hpp"
 #include "sim/levelized.hpp"
@@ -32,7 +33,7 @@ struct ProgramTraits {
 
 /// How the collective library behaves (sim::EngineOptions, sim::LevelizedOptions).
 struct CommSettings {
-  sim::Backend backend = sim::Backend::kNccl;
+  Backend backend = Backend::kNccl;
   sim::Time watchdog_timeout;          ///< zero: no watchdog
   std::int64_t fingerprint_bytes = 0;  ///< TORCH_DISTRIBUTED_DEBUG=DETAIL's per-rank all-gather
 };

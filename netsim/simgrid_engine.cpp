@@ -1,5 +1,7 @@
 #include "netsim/simgrid_engine.hpp"
 
+#include "models/collective_library.hpp"
+
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
@@ -225,7 +227,7 @@ class SimgridTimer final : public CollectiveTimer {
   }
 
   void execute(const sim::Collective& c, int w) {
-    const double n = static_cast<double>(c.kind == sim::CollectiveKind::kBarrier ? 4 : c.bytes);
+    const double n = static_cast<double>(models::priced_as(c).bytes);
     switch (c.kind) {
       case sim::CollectiveKind::kAllReduce:
       case sim::CollectiveKind::kBarrier: {

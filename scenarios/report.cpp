@@ -322,7 +322,7 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
   const std::string iterations = job.epochs == 1 ? fmt::format("{} iterations", job.iterations)
                                                  : fmt::format("{} epochs x {} iterations", job.epochs, job.iterations);
   fmt::print(out, "{}: {} engine{}, seed {}, {} ({} warm-up)\n", scenario.name, result.engine,
-             job.backend == sim::Backend::kGloo ? " (gloo)" : "", scenario.seed, iterations, job.warmup_iterations);
+             job.backend == models::Backend::kGloo ? " (gloo)" : "", scenario.seed, iterations, job.warmup_iterations);
   if (job.cluster) fmt::print(out, "{}\n", cluster_line(*job.cluster, job.algorithm));
   if (result.simgrid) {
     const netsim::SimgridStats& s = *result.simgrid;

@@ -533,7 +533,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   job.algorithm = coll.choice("algorithm", {"ring", "hierarchical"}, "ring") == "ring" ? models::Algorithm::kRing
                                                                                         : models::Algorithm::kHierarchical;
   const bool gloo = coll.choice("backend", {"nccl", "gloo"}, "nccl") == "gloo";
-  job.backend = gloo ? sim::Backend::kGloo : sim::Backend::kNccl;
+  job.backend = gloo ? models::Backend::kGloo : models::Backend::kNccl;
   // PyTorch's defaults: 10 minutes for NCCL process groups, 30 for gloo.
   const Section watchdog = top.child("watchdog", {"timeout_s"});
   job.watchdog_timeout = Time::from_ms(1000 * watchdog.number("timeout_s", 0, false, 1e7, gloo ? 1800.0 : 600.0, "seconds; 0 disables"));

@@ -440,7 +440,7 @@ collective: {latency_us: 5, bandwidth_GBps: 10}
   }
   SUBCASE("gloo's watchdog default is 30 minutes") {
     const auto s = parse_scenario(replace(base, "latency_us: 5", "backend: gloo, latency_us: 5"), "s.yaml");
-    CHECK(s.job.backend == sim::Backend::kGloo);
+    CHECK(s.job.backend == models::Backend::kGloo);
     CHECK(s.job.watchdog_timeout == sim::Time::from_ms(1'800'000));
   }
   SUBCASE("a rank outside the smallest world") {

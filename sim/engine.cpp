@@ -29,11 +29,6 @@ std::string_view to_string(StreamKind kind) {
   return "?";
 }
 
-Collective as_sent(Collective c, Backend backend) {
-  if (backend == Backend::kNccl && c.kind == CollectiveKind::kBarrier) return Collective{CollectiveKind::kAllReduce, 4};
-  if (c.kind == CollectiveKind::kBarrier) c.bytes = 0;
-  return c;
-}
 
 std::string_view to_string(CollectiveKind kind) {
   switch (kind) {
@@ -175,7 +170,7 @@ struct Rendezvous {
   Collective first;
   OpLabel first_label;
   int recorded = 0;  // members that reached it
-  int count = 0;     // of those, the ones that wait in it (not a gloo rank that dies as it arrives)
+  int count = 0;     // of those, the ones that wait in it (not one that dies as it arrives: CollectiveLibrary::peer_died)
   Time start;
   // The first and the last arrival in time: the watchdog's deadline runs from
   // the first, the collective starts at the last.
@@ -444,6 +439,7 @@ struct Engine::Impl {
   int world_size;
   CollectiveCostFn cost;
   EngineOptions options;
+  const CollectiveLibrary* library = nullptr;  // never null once constructed
   std::vector<char> dead;                      // by rank
   std::vector<std::string> crash_messages;     // for scheduled crashes
   std::vector<Crash> crashes;
@@ -566,12 +562,12 @@ struct Engine::Impl {
       deadlines.emplace(now + options.watchdog_timeout, op.group, op.group_seq);
     }
     rz.record(pos, op.collective(), op.label, now);
-    if (options.backend == Backend::kGloo && g.dead_members > 0) {
-      for (int m : g.members) {
-        if (dead[static_cast<std::size_t>(m)]) {
-          crash(rank, fmt::format("RuntimeError: [gloo] Connection closed by peer (rank {} exited)", m));
-          return;
-        }
+    if (g.dead_members > 0) {
+      // A member already died: the library may fail this rank with it.
+      const auto m = *std::find_if(g.members.begin(), g.members.end(), [this](int r) { return dead[static_cast<std::size_t>(r)] != 0; });
+      if (std::optional<std::string> message = library->peer_died(m)) {
+        crash(rank, *message);
+        return;
       }
     }
     if (++rz.count < static_cast<int>(n)) return;
@@ -609,75 +605,34 @@ struct Engine::Impl {
   // `now`: kTimeOrder's clock (the last member's arrival).
   void resolve(GroupId gid, std::uint64_t seq, Rendezvous& rz, Time now) {
     const Group& g = groups[gid];
-    const auto as_sent = [this](Collective c) { return sim::as_sent(c, options.backend); };
     // Every member issued the same collective with the same label (the
     // usual case) needs no per-member check.
     if (!rz.uniform && rank_major()) {
       throw NeedsTimeOrder(fmt::format("collective #{} of group {}: its members disagree", seq, gid));
     }
     if (!rz.uniform) {
-      if (options.fingerprint_bytes > 0) {
-        // Debug mode compares what each rank calls, before any backend rewriting.
-        for (std::size_t p = 1; p < rz.collectives.size(); ++p) {
-          const Collective& a = rz.collectives[0];
-          const Collective& b = rz.collectives[p];
-          if (a.kind == b.kind && a.bytes == b.bytes) continue;
-          const auto describe_fp = [&](std::size_t pos) {
-            const Collective& c = rz.collectives[pos];
-            return fmt::format("CollectiveFingerPrint(SequenceNumber={}, OpType={}, TensorBytes={})", seq,
-                               to_string(c.kind), c.bytes);
-          };
-          const std::string message =
-              fmt::format("RuntimeError: Detected mismatch between collectives on ranks. Rank {} is running collective: "
-                          "{}, but Rank {} is running collective: {}.",
-                          g.members[0], describe_fp(0), g.members[p], describe_fp(p));
-          const std::vector<int> members = g.members;
-          for (int m : members) crash(m, message);
-          return;
-        }
-      }
-      bool same = true, same_kind = true;
-      std::int64_t largest = 0;
-      for (const Collective& c : rz.collectives) {
-        const Collective a = as_sent(c), b = as_sent(rz.collectives[0]);
-        same = same && a.kind == b.kind && a.bytes == b.bytes;
-        same_kind = same_kind && a.kind == b.kind;
-        largest = std::max(largest, a.bytes);
-      }
-      if (!same) {
-        if (options.backend == Backend::kGloo && same_kind && as_sent(rz.collectives[0]).kind == CollectiveKind::kAllReduce) {
-          // Each gloo rank checks the peer's message against its own buffer:
-          // the ranks with the smaller buffer abort, then their peers see the
-          // connection close.
-          std::vector<int> smaller;
-          for (std::size_t p = 0; p < g.members.size(); ++p) {
-            if (rz.collectives[p].bytes < largest) smaller.push_back(g.members[p]);
-          }
-          for (int r : smaller) {
-            crash(r, fmt::format("RuntimeError: [gloo] op.preamble.length <= op.nbytes. {} vs {} (all_reduce #{}: "
-                                 "a peer sent a larger buffer than this rank's)",
-                                 largest, rz.collectives[static_cast<std::size_t>(g.position_of_rank[static_cast<std::size_t>(r)])].bytes, seq));
-          }
-          return;
-        }
+      Verdict verdict = library->on_mismatch(seq, g.members, rz.collectives);
+      if (verdict.kind == Verdict::kStalls) {
         rz.stalled = true;  // never completes; the watchdog, if any, ends the job
+        return;
+      }
+      if (verdict.kind == Verdict::kFails) {
+        for (const RankFailure& f : verdict.failures) crash(f.rank, f.message);
         return;
       }
     }
     deadlines.erase({rz.earliest_arrival + options.watchdog_timeout, gid, seq});
     rz.start = rz.last_arrival;  // kTimeOrder: now; kRankMajor resolves between sweeps
-    const Collective runs = as_sent(rz.collective_of(0));
+    const Collective runs = library->as_sent(rz.collective_of(0));
     for (std::size_t p = 0; !rz.uniform && p < rz.labels.size(); ++p) {
       if (!Rendezvous::same(rz.labels[p], rz.labels[0])) {
         misalignments.push_back(Misalignment{gid, seq, now, g.members, rz.labels});
         break;
       }
     }
-    Time duration = cost(runs, static_cast<int>(g.members.size()));
-    if (options.fingerprint_bytes > 0) {
-      const auto n = static_cast<std::int64_t>(g.members.size());
-      duration += cost(Collective{CollectiveKind::kAllGather, options.fingerprint_bytes * n}, static_cast<int>(n));
-    }
+    const int n = static_cast<int>(g.members.size());
+    Time duration = cost(runs, n);
+    if (const std::optional<Collective> check = library->check_before(n)) duration += cost(*check, n);
     if (duration < Time::zero()) throw std::logic_error("collective cost model returned a negative time");
     if (rank_major()) {
       // In time order the watchdog would have fired while the first member waited.
@@ -702,7 +657,7 @@ struct Engine::Impl {
     return true;
   }
 
-  // `origin`: the rank whose death this one follows (gloo), or -1.
+  // `origin`: the rank whose death this one follows (CollectiveLibrary::peer_died), or -1.
   void crash(int rank, const std::string& message, int origin = -1) {
     if (rank_major()) throw NeedsTimeOrder(fmt::format("rank {} crashed: {}", rank, message));
     auto& d = dead[static_cast<std::size_t>(rank)];
@@ -718,8 +673,10 @@ struct Engine::Impl {
       st.active = false;
       st.wakes.clear();
     }
-    if (options.backend != Backend::kGloo) return;
-    // gloo: every peer already waiting in a collective with this rank fails.
+    // Every peer already waiting in a collective with this rank may fail with it.
+    const int first = origin < 0 ? rank : origin;
+    const std::optional<std::string> closed = library->peer_died(first);
+    if (!closed) return;
     std::vector<int> peers;
     for (const Group& g : groups) {
       if (g.position_of_rank[static_cast<std::size_t>(rank)] < 0) continue;
@@ -729,8 +686,7 @@ struct Engine::Impl {
         }
       }
     }
-    const int first = origin < 0 ? rank : origin;
-    for (int r : peers) crash(r, fmt::format("RuntimeError: [gloo] Connection closed by peer (rank {} exited)", first), first);
+    for (int r : peers) crash(r, *closed, first);
   }
 
   // Ends the head op of stream s, which started at `start`.
@@ -909,6 +865,7 @@ Engine::Engine(int world_size, CollectiveCostFn cost, EngineOptions options) : i
   impl_->world_size = world_size;
   impl_->cost = std::move(cost);
   impl_->options = options;
+  impl_->library = options.library != nullptr ? options.library : &plain_library();
   impl_->dead.assign(static_cast<std::size_t>(world_size), 0);
   impl_->streams.resize(static_cast<std::size_t>(world_size) * kStreamsPerRank);
   const bool major = options.schedule == Schedule::kRankMajor;

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/collective_library.hpp"
 #include "sim/op_sink.hpp"
 #include "sim/time.hpp"
 
@@ -60,18 +61,6 @@ class Process {
 /// Prices a collective over a group of the given size. Must be deterministic.
 using CollectiveCostFn = std::function<Time(const Collective&, int group_size)>;
 
-/// What a collective library does when the collectives paired by sequence
-/// number disagree (../shared/reference/ddp_semantics.md section 3).
-/// kNccl: a barrier is a 4-byte all-reduce; any other mismatch never
-/// completes (undefined behaviour, seen as a hang). kGloo: an all-reduce size
-/// mismatch aborts the ranks with the smaller buffer, and a peer's death
-/// closes every rank's pending collective with it; other mismatches hang.
-enum class Backend : std::uint8_t { kNccl, kGloo };
-
-/// What the backend runs for `c` (NCCL: a barrier is a 4-byte all-reduce;
-/// gloo: a barrier moves no bytes).
-Collective as_sent(Collective c, Backend backend);
-
 /// The order the engine runs events in. Both give every operation the same
 /// ready, start, end and arrival times: each is a maximum of earlier ends
 /// and arrivals, which no tie between events can move. They differ in the
@@ -94,13 +83,11 @@ enum class Schedule : std::uint8_t {
 };
 
 struct EngineOptions {
-  Backend backend = Backend::kNccl;
+  /// What each collective sends, what runs before it, what a disagreement
+  /// or a dead peer does (not owned; none: plain_library()).
+  const CollectiveLibrary* library = nullptr;
   /// A rank waiting this long in a collective aborts the job; zero: never.
   Time watchdog_timeout;
-  /// TORCH_DISTRIBUTED_DEBUG=DETAIL: before each collective the ranks
-  /// all-gather a fingerprint (op, sequence number, sizes) of this many bytes
-  /// each, and all fail at the first collective whose fingerprints differ.
-  std::int64_t fingerprint_bytes = 0;
   Schedule schedule = Schedule::kTimeOrder;
   /// kRankMajor: threads that run a sweep's ranks at once, each a range of
   /// them (at most one per rank). The results do not depend on it. With
@@ -202,7 +189,7 @@ class Engine final : public OpSink {
   void wake_when_done(OpRef op, Process& process, std::uint64_t token);
 
   /// The rank's process dies now: its queued work is dropped, it never joins
-  /// another collective, and with gloo its peers' pending collectives fail.
+  /// another collective, and its peers fail as CollectiveLibrary::peer_died says.
   void crash(int rank, std::string message);
   /// The rank dies at `at` (a hardware fault, an OOM kill). Under
   /// kRankMajor either call ends the run (RunSummary::needs_time_order).

@@ -243,65 +243,11 @@ TEST_CASE("invalid engine calls are rejected") {
 
 namespace {
 
-EngineOptions with(Backend backend, double watchdog_s) {
-  return EngineOptions{backend, Time::from_ms(watchdog_s * 1000)};
-}
-
 void all_reduce(Engine& e, int rank, std::int64_t bytes, std::uint32_t iteration = 0) {
   e.enqueue_collective(rank, Engine::kWorld, {CollectiveKind::kAllReduce, bytes}, {1, iteration});
 }
 
 }  // namespace
-
-TEST_CASE("nccl: paired all-reduces of different sizes never complete; the watchdog ends the job") {
-  Engine e(2, fixed_cost(1), with(Backend::kNccl, 600));
-  all_reduce(e, 0, 4);
-  e.enqueue(1, StreamKind::kCompute, ms(5), {0, 0});
-  e.enqueue_collective(1, Engine::kWorld, {CollectiveKind::kAllReduce, 1024}, {1, 0},
-                       OpRef{Engine::stream_id(1, StreamKind::kCompute), 0});
-  const RunSummary s = e.run();
-  REQUIRE(s.watchdog_at.has_value());
-  CHECK(*s.watchdog_at == Time::from_ms(600'000));  // rank 0 arrived at 0 and waited 600 s
-  CHECK(s.hung());
-  REQUIRE(s.open.size() == 1);
-  CHECK(s.open[0].stalled);
-  CHECK(s.open[0].members[1].collective.bytes == 1024);
-  CHECK(s.crashes.empty());
-}
-
-TEST_CASE("nccl: a barrier is a one-element all-reduce") {
-  Engine e(2, fixed_cost(1), with(Backend::kNccl, 600));
-  e.enqueue_collective(0, Engine::kWorld, {CollectiveKind::kBarrier, 0}, {2, 0});
-  all_reduce(e, 1, 4);
-  const RunSummary s = e.run();
-  CHECK_FALSE(s.hung());
-  REQUIRE(s.misalignments.size() == 1);  // completed, but a barrier met someone's all-reduce
-  CHECK(s.misalignments[0].labels[0].tag == 2);
-  CHECK(s.misalignments[0].labels[1].tag == 1);
-}
-
-TEST_CASE("gloo: the rank with the smaller buffer aborts; its peers see the connection close") {
-  Engine e(3, fixed_cost(1), with(Backend::kGloo, 1800));
-  all_reduce(e, 0, 4);
-  all_reduce(e, 1, 1024);
-  all_reduce(e, 2, 1024);
-  const RunSummary s = e.run();
-  REQUIRE(s.crashes.size() == 3);
-  CHECK(s.crashes[0].rank == 0);
-  CHECK(s.crashes[0].message.find("op.preamble.length <= op.nbytes") != std::string::npos);
-  CHECK(s.crashes[1].message.find("Connection closed by peer") != std::string::npos);
-  CHECK_FALSE(s.watchdog_at.has_value());
-}
-
-TEST_CASE("gloo: a barrier facing an all-reduce waits on both sides") {
-  Engine e(2, fixed_cost(1), with(Backend::kGloo, 1800));
-  e.enqueue_collective(0, Engine::kWorld, {CollectiveKind::kBarrier, 0}, {2, 0});
-  all_reduce(e, 1, 4);
-  const RunSummary s = e.run();
-  REQUIRE(s.watchdog_at.has_value());
-  CHECK(*s.watchdog_at == Time::from_ms(1'800'000));
-  CHECK(s.open.at(0).stalled);
-}
 
 TEST_CASE("same op and size with different labels completes and is recorded as a misalignment") {
   Engine e(2, fixed_cost(1));
@@ -312,64 +258,6 @@ TEST_CASE("same op and size with different labels completes and is recorded as a
   REQUIRE(s.misalignments.size() == 1);
   CHECK(s.misalignments[0].labels[0].iteration == 3);
   CHECK(s.misalignments[0].labels[1].iteration == 4);
-}
-
-TEST_CASE("a crashed rank never arrives: nccl peers wait for the watchdog, gloo peers fail") {
-  for (Backend b : {Backend::kNccl, Backend::kGloo}) {
-    Engine e(2, fixed_cost(1), with(b, 600));
-    e.schedule_crash(1, ms(3), "killed");
-    e.enqueue(1, StreamKind::kCompute, ms(10), {0, 0});
-    all_reduce(e, 0, 64);
-    const RunSummary s = e.run();
-    CAPTURE(static_cast<int>(b));
-    CHECK(s.crashes.front().rank == 1);
-    CHECK(s.crashes.front().at == ms(3));
-    if (b == Backend::kNccl) {
-      CHECK(*s.watchdog_at == Time::from_ms(600'000));
-    } else {
-      REQUIRE(s.crashes.size() == 2);
-      CHECK(s.crashes[1].rank == 0);
-      CHECK(s.crashes[1].at == ms(3));
-    }
-  }
-}
-
-TEST_CASE("gloo: a rank arriving after a member died fails with it; the collective stays open") {
-  Engine e(3, fixed_cost(1), with(Backend::kGloo, 600));
-  all_reduce(e, 0, 64);  // ranks 0 and 1 wait from t = 0
-  all_reduce(e, 1, 64);
-  e.schedule_crash(1, ms(1), "killed");  // takes rank 0 with it
-  e.enqueue(2, StreamKind::kCompute, ms(5), {0, 0});
-  e.enqueue_collective(2, Engine::kWorld, {CollectiveKind::kAllReduce, 64}, {1, 0},
-                       OpRef{Engine::stream_id(2, StreamKind::kCompute), 0});
-  const RunSummary s = e.run();
-  REQUIRE(s.crashes.size() == 3);
-  CHECK(s.crashes[2].rank == 2);
-  CHECK(s.crashes[2].at == ms(5));
-  CHECK(s.crashes[2].message.find("Connection closed by peer (rank 0 exited)") != std::string::npos);
-  // Every member reached it, but it never ran.
-  REQUIRE(s.open.size() == 1);
-  for (const MemberState& m : s.open.front().members) CHECK(m.arrived);
-}
-
-TEST_CASE("the watchdog stops the job at its deadline, even while other ranks still compute") {
-  Engine e(3, fixed_cost(1), with(Backend::kNccl, 1));  // 1 s
-  all_reduce(e, 0, 64);
-  e.enqueue(1, StreamKind::kCompute, ms(5000), {0, 0});  // busy past the deadline
-  const RunSummary s = e.run();
-  REQUIRE(s.watchdog_at.has_value());
-  CHECK(*s.watchdog_at == ms(1000));
-  CHECK(s.end == ms(1000));
-  bool running = false;
-  for (const BlockedOp& b : s.blocked) running |= b.rank == 1 && b.running;
-  CHECK(running);
-  // A collective that completes in time disarms it.
-  Engine ok(2, fixed_cost(1), with(Backend::kNccl, 1));
-  all_reduce(ok, 0, 64);
-  ok.enqueue(1, StreamKind::kCompute, ms(500), {0, 0});
-  ok.enqueue_collective(1, Engine::kWorld, {CollectiveKind::kAllReduce, 64}, {1, 0},
-                        OpRef{Engine::stream_id(1, StreamKind::kCompute), 0});
-  CHECK_FALSE(ok.run().hung());
 }
 
 namespace {

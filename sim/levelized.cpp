@@ -97,6 +97,8 @@ std::optional<LevelizedRun> run_levelized(const UniformProgram& program, int wor
   if (world_size < 1) throw std::invalid_argument("world size must be at least 1");
   const auto w = static_cast<std::size_t>(world_size);
   const std::vector<ProgramOp>& ops = program.ops;
+  const CollectiveLibrary& library = options.library != nullptr ? *options.library : plain_library();
+  const std::optional<Collective> check = library.check_before(world_size);
   if (!program.steps.empty() && program.steps.back().end != ops.size()) {
     throw std::invalid_argument("levelized program: the steps do not cover the ops");
   }
@@ -178,11 +180,8 @@ std::optional<LevelizedRun> run_levelized(const UniformProgram& program, int wor
           start = max(start, arrival[r]);
         }
         if (options.watchdog_timeout > Time::zero() && first + options.watchdog_timeout < start) return std::nullopt;
-        Time duration = cost(as_sent(op.collective, options.backend), world_size);
-        if (options.fingerprint_bytes > 0) {
-          const auto n = static_cast<std::int64_t>(world_size);
-          duration += cost(Collective{CollectiveKind::kAllGather, options.fingerprint_bytes * n}, world_size);
-        }
+        Time duration = cost(library.as_sent(op.collective), world_size);
+        if (check) duration += cost(*check, world_size);
         if (duration < Time::zero()) throw std::logic_error("collective cost model returned a negative time");
         const Time end = start + duration;
         rec.collective = op.collective;

@@ -44,9 +44,8 @@ struct UniformProgram {
 };
 
 struct LevelizedOptions {
-  Backend backend = Backend::kNccl;
+  const CollectiveLibrary* library = nullptr;  ///< as EngineOptions: none, plain_library()
   Time watchdog_timeout;  ///< as EngineOptions: zero, never
-  std::int64_t fingerprint_bytes = 0;
   /// Added to a per_rank op's duration on a rank (a straggler's delay);
   /// needed when any op is per_rank.
   std::function<Time(int rank, const ProgramOp& op)> extra;

@@ -118,16 +118,27 @@ LevelizedOptions options_with_delays() {
 
 TEST_CASE("a uniform program levelized gives every record the engine gives") {
   const UniformProgram p = loop_program(4);
-  for (Backend backend : {Backend::kNccl, Backend::kGloo}) {
+  // A library that sends a barrier as a 4-byte all-reduce and all-gathers a
+  // check before each collective, and the plain one: both evaluators must
+  // price what it says.
+  struct Rewriting final : CollectiveLibrary {
+    Collective as_sent(Collective c) const override {
+      return c.kind == CollectiveKind::kBarrier ? Collective{CollectiveKind::kAllReduce, 4} : c;
+    }
+    std::optional<Collective> check_before(int members) const override {
+      return Collective{CollectiveKind::kAllGather, 64 * static_cast<std::int64_t>(members)};
+    }
+  } rewriting;
+  for (const CollectiveLibrary* library : {&plain_library(), static_cast<const CollectiveLibrary*>(&rewriting)}) {
     for (int w : {1, 3, 17}) {
       CAPTURE(w);
       LevelizedOptions o = options_with_delays();
-      o.backend = backend;
+      o.library = library;
       Records lev;
       const std::optional<LevelizedRun> run = run_levelized(p, w, cost, o, lev);
       REQUIRE(run);
 
-      Engine e(w, cost, EngineOptions{backend, Time{}, 0, Schedule::kTimeOrder, 1});
+      Engine e(w, cost, EngineOptions{library, Time{}, Schedule::kTimeOrder, 1});
       Records eng;
       e.add_observer(eng);
       std::vector<std::unique_ptr<Replay>> ranks;
