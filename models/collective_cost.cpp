@@ -47,12 +47,17 @@ sim::Time ring_all_gather_time(const NetworkParams& net, std::int64_t bytes, int
          transfer(net, bytes, static_cast<double>(steps), static_cast<double>(world_size));
 }
 
+sim::Time ring_reduce_scatter_time(const NetworkParams& net, std::int64_t bytes, int world_size) {
+  return ring_all_gather_time(net, bytes, world_size);
+}
+
 sim::Time collective_time(const NetworkParams& net, const sim::Collective& c, int world_size) {
   switch (c.kind) {
     case sim::CollectiveKind::kAllReduce: return ring_all_reduce_time(net, c.bytes, world_size);
     case sim::CollectiveKind::kBroadcast: return ring_broadcast_time(net, c.bytes, world_size);
     case sim::CollectiveKind::kBarrier: return collective_time(net, priced_as(c), world_size);
     case sim::CollectiveKind::kAllGather: return ring_all_gather_time(net, c.bytes, world_size);
+    case sim::CollectiveKind::kReduceScatter: return ring_reduce_scatter_time(net, c.bytes, world_size);
   }
   throw std::logic_error("unknown collective kind");
 }

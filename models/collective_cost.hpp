@@ -22,7 +22,9 @@ sim::Time ring_all_reduce_time(const NetworkParams& net, std::int64_t bytes, int
 sim::Time ring_broadcast_time(const NetworkParams& net, std::int64_t bytes, int world_size);
 /// Ring all-gather of `bytes` in total (bytes / W from each rank): launch + (W-1) alpha + (W-1)/W * bytes / bandwidth.
 sim::Time ring_all_gather_time(const NetworkParams& net, std::int64_t bytes, int world_size);
-/// Any collective the engine may issue; a barrier is a 4-byte all-reduce, as in NCCL.
+/// Ring reduce-scatter of `bytes` in total (bytes / W left on each rank): the all-gather's steps, reversed.
+sim::Time ring_reduce_scatter_time(const NetworkParams& net, std::int64_t bytes, int world_size);
+/// Any collective the engine may issue; a barrier as priced_as says (a 4-byte all-reduce).
 sim::Time collective_time(const NetworkParams& net, const sim::Collective& c, int world_size);
 
 }  // namespace ddpsim::models

@@ -41,6 +41,19 @@ TEST_CASE("broadcast and barrier") {
   CHECK(models::collective_time(net, barrier, 4) == models::ring_all_reduce_time(net, 4, 4));
 }
 
+TEST_CASE("all-gather and reduce-scatter: launch + (W-1) alpha + (W-1)/W bytes/bandwidth") {
+  const NetworkParams net = lab_network();
+  // 4 MB at 25 GB/s is 160 us; W=4: 50 + 3*180 + 0.75*160 = 710 us, the same both ways.
+  for (const auto kind : {sim::CollectiveKind::kAllGather, sim::CollectiveKind::kReduceScatter}) {
+    CHECK(models::collective_time(net, {kind, 4'000'000}, 4) == Time::from_us(710));
+    CHECK(models::collective_time(net, {kind, 4'000'000}, 1) == Time::from_us(50));
+  }
+  // nccl-tests: busbw = algbw * (W-1)/W, the link bandwidth when alpha = 0.
+  const NetworkParams fast{Time::zero(), 10.0, Time::zero()};
+  const double t = static_cast<double>(models::ring_reduce_scatter_time(fast, 1'000'000'000, 8).count_ns());
+  CHECK(1e9 / t * 7.0 / 8.0 == doctest::Approx(10.0).epsilon(1e-8));
+}
+
 TEST_CASE("invalid network parameters are refused") {
   NetworkParams net = lab_network();
   net.bandwidth_GBps = 0;

@@ -245,7 +245,8 @@ class SimgridTimer final : public CollectiveTimer {
         for (int s = 0; s < g - 1; ++s) step(intra, n / g);                        // all-gather
         return;
       }
-      case sim::CollectiveKind::kAllGather: {
+      case sim::CollectiveKind::kAllGather:
+      case sim::CollectiveKind::kReduceScatter: {  // W-1 ring steps of bytes / W, one way or the other
         const std::vector<Pair> ring = ring_pairs(0, w, 1);
         for (int s = 0; s < w - 1; ++s) step(ring, n / w);
         return;

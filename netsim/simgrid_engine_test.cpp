@@ -57,7 +57,8 @@ TEST_CASE("star node: ring collectives take exactly the formulas' time") {
   run(c, models::Algorithm::kRing, {1, 2, 4, 8}, [](models::CollectiveTimer& sg, models::AnalyticTimer& an) {
     for (int w : {1, 2, 4, 8}) {
       for (std::int64_t bytes : {std::int64_t{8}, std::int64_t{1} << 20, std::int64_t{100} << 20}) {
-        for (CollectiveKind k : {CollectiveKind::kAllReduce, CollectiveKind::kAllGather, CollectiveKind::kBarrier}) {
+        for (CollectiveKind k : {CollectiveKind::kAllReduce, CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
+                                 CollectiveKind::kBarrier}) {
           const Collective col{k, bytes};
           CAPTURE(w);
           CAPTURE(bytes);

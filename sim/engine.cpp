@@ -36,6 +36,7 @@ std::string_view to_string(CollectiveKind kind) {
     case CollectiveKind::kBroadcast: return "broadcast";
     case CollectiveKind::kBarrier: return "barrier";
     case CollectiveKind::kAllGather: return "all_gather";
+    case CollectiveKind::kReduceScatter: return "reduce_scatter";
   }
   return "?";
 }
@@ -228,7 +229,7 @@ struct Rendezvous {
 };
 
 struct Group {
-  std::vector<int> members;           // ranks, ascending
+  std::vector<int> members;           // ranks, in the order given (the world: ascending)
   std::vector<int> position_of_rank;  // -1 for non-members
   std::vector<std::uint64_t> issued;  // per member: collectives issued so far
   std::map<std::uint64_t, Rendezvous> open;
@@ -966,6 +967,23 @@ void Engine::schedule_crash(int rank, Time at, std::string message) {
   }
   impl_->crash_messages.push_back(std::move(message));
   impl_->push(at, EventKind::kCrash, static_cast<std::uint32_t>(rank), impl_->crash_messages.size() - 1);
+}
+
+GroupId Engine::add_group(const std::vector<int>& ranks) {
+  if (ranks.empty()) throw std::invalid_argument("a process group needs at least one rank");
+  Group g;
+  g.position_of_rank.assign(static_cast<std::size_t>(impl_->world_size), -1);
+  for (int r : ranks) {
+    if (r < 0 || r >= impl_->world_size) throw std::out_of_range("process group rank out of range");
+    int& pos = g.position_of_rank[static_cast<std::size_t>(r)];
+    if (pos >= 0) throw std::invalid_argument("a rank appears twice in a process group");
+    pos = static_cast<int>(g.members.size());
+    g.members.push_back(r);
+    if (impl_->dead[static_cast<std::size_t>(r)]) ++g.dead_members;
+  }
+  g.issued.assign(ranks.size(), 0);
+  impl_->groups.push_back(std::move(g));
+  return static_cast<GroupId>(impl_->groups.size() - 1);
 }
 
 bool Engine::crashed(int rank) const { return impl_->dead.at(static_cast<std::size_t>(rank)) != 0; }

@@ -175,6 +175,10 @@ class Engine final : public OpSink {
   int worker() const;
   int workers() const;
   static constexpr GroupId kWorld = kWorldGroup;
+  /// A new process group of `ranks` (distinct, in the order given), like
+  /// torch.distributed.new_group: its collectives are matched among its
+  /// members by its own sequence numbers and priced over its size.
+  GroupId add_group(const std::vector<int>& ranks);
 
   /// Observers are not owned and must outlive run().
   void add_observer(Observer& observer);

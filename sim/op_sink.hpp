@@ -18,7 +18,10 @@ enum class StreamKind : std::uint8_t { kHost = 0, kCompute = 1, kComm = 2 };
 inline constexpr int kStreamsPerRank = 3;
 std::string_view to_string(StreamKind kind);
 
-enum class CollectiveKind : std::uint8_t { kAllReduce, kBroadcast, kBarrier, kAllGather };
+/// nccl-tests' definitions: `bytes` of an all_gather is the gathered whole
+/// (bytes / W from each rank); of a reduce_scatter, the whole each rank
+/// reduces (bytes / W left on each).
+enum class CollectiveKind : std::uint8_t { kAllReduce, kBroadcast, kBarrier, kAllGather, kReduceScatter };
 std::string_view to_string(CollectiveKind kind);
 
 struct Collective {
