@@ -413,9 +413,7 @@ std::string to_json(const Scenario& scenario, const SweepResult& result) {
                        {"seed", scenario.seed}};
   ordered_json runs = ordered_json::array();
   for (const SweepRow& row : result.rows) {
-    models::DdpJob job = scenario.job;
-    job.ddp.bucket_cap_bytes = models::bucket_bytes(row.bucket_cap_mb);
-    const ordered_json buckets = buckets_json(job);
+    const ordered_json buckets = buckets_json(*row.job);
     const auto& r = row.run;
     ordered_json run;
     run["world_size"] = r.world_size;

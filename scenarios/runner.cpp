@@ -104,23 +104,27 @@ void parallel_for(std::size_t n, int threads, const std::function<void(std::size
 // Every row of the sweep, collectives timed by `timer` (null: the analytic
 // engine), on `threads` threads (one with a trace or a timer: the trace is
 // written in row order, and SimGrid runs in one actor).
-SweepResult run_rows(const Scenario& scenario, sim::ChromeTraceWriter* trace, models::CollectiveTimer* timer, int threads,
-                     exec::ExecutionPolicy policy) {
+SweepResult run_rows(const Scenario& scenario, const SweepAxes& axes, sim::ChromeTraceWriter* trace,
+                     models::CollectiveTimer* timer, int threads, exec::ExecutionPolicy policy) {
   SweepResult out;
   out.engine = timer != nullptr ? std::string(timer->engine()) : "analytic";
-  out.bucket_sweep = scenario.bucket_caps_mb.size() > 1;
-  const auto one = std::find(scenario.world_sizes.begin(), scenario.world_sizes.end(), 1);
-  out.baseline_in_sweep = one != scenario.world_sizes.end();
+  out.bucket_sweep = axes.bucket_caps_mb.size() > 1;
+  const auto one = std::find(axes.world_sizes.begin(), axes.world_sizes.end(), 1);
+  out.baseline_in_sweep = one != axes.world_sizes.end();
   if (trace != nullptr || timer != nullptr) threads = 1;
 
-  const std::size_t caps = scenario.bucket_caps_mb.size(), sizes = scenario.world_sizes.size();
-  std::vector<models::DdpJob> jobs(caps, scenario.job);
+  const std::size_t caps = axes.bucket_caps_mb.size(), sizes = axes.world_sizes.size();
+  std::vector<std::shared_ptr<const models::DdpJob>> jobs;
+  for (const double cap : axes.bucket_caps_mb) {
+    auto job = std::make_shared<models::DdpJob>(scenario.job);
+    job->ddp.bucket_cap_bytes = models::bucket_bytes(cap);
+    jobs.push_back(std::move(job));
+  }
   // Threads the rows large enough to share theirs (ExecutionPolicy::threads) do not take.
-  const auto large = std::count_if(scenario.world_sizes.begin(), scenario.world_sizes.end(),
+  const auto large = std::count_if(axes.world_sizes.begin(), axes.world_sizes.end(),
                                    [](int w) { return w >= 2 * exec::kRanksPerEngineThread; });
   policy.threads = std::max(1, threads / std::max(1, static_cast<int>(large * static_cast<long>(caps))));
   policy.timer = timer;
-  for (std::size_t c = 0; c < caps; ++c) jobs[c].ddp.bucket_cap_bytes = models::bucket_bytes(scenario.bucket_caps_mb[c]);
   // Tasks: every (cap, W) row, then each cap's W = 1 baseline when the sweep lacks it.
   out.rows.resize(caps * sizes);
   std::vector<std::optional<double>> baselines(caps);
@@ -128,17 +132,17 @@ SweepResult run_rows(const Scenario& scenario, sim::ChromeTraceWriter* trace, mo
   parallel_for(out.rows.size() + extra, threads, [&](std::size_t i) {
     if (i >= out.rows.size()) {
       const std::size_t c = i - out.rows.size();
-      baselines[c] = exec::simulate_ddp(jobs[c], 1, scenario.seed, policy).step_ms;
+      baselines[c] = exec::simulate_ddp(*jobs[c], 1, scenario.seed, policy).step_ms;
       return;
     }
     const std::size_t c = i / sizes;
-    const double cap = scenario.bucket_caps_mb[c];
-    const int w = scenario.world_sizes[i % sizes];
-    const models::DdpJob& job = jobs[c];
+    const double cap = axes.bucket_caps_mb[c];
+    const int w = axes.world_sizes[i % sizes];
+    const models::DdpJob& job = *jobs[c];
     if (trace != nullptr) {
       trace->begin_run(out.bucket_sweep ? fmt::format("cap={}MiB W={}", cap, w) : fmt::format("W={}", w), w);
     }
-    SweepRow row{exec::simulate_ddp(job, w, scenario.seed, policy, trace), {}, cap, {}, {}, {}, {}, {}, {}};
+    SweepRow row{exec::simulate_ddp(job, w, scenario.seed, policy, trace), jobs[c], {}, cap, {}, {}, {}, {}, {}, {}};
     price_failures(scenario, job, policy, row);
     row.closed_form_ms = models::closed_form_step_ms(job, w);
     if (scenario.sampler) {
@@ -151,7 +155,7 @@ SweepResult run_rows(const Scenario& scenario, sim::ChromeTraceWriter* trace, mo
   for (std::size_t c = 0; c < caps; ++c) {
     const std::size_t first = c * sizes;
     const std::optional<double> t1 =
-        out.baseline_in_sweep ? out.rows[first + static_cast<std::size_t>(one - scenario.world_sizes.begin())].run.step_ms
+        out.baseline_in_sweep ? out.rows[first + static_cast<std::size_t>(one - axes.world_sizes.begin())].run.step_ms
                               : baselines[c];
     for (std::size_t i = first; i < first + sizes; ++i) {
       SweepRow& row = out.rows[i];
@@ -167,8 +171,10 @@ SweepResult run_rows(const Scenario& scenario, sim::ChromeTraceWriter* trace, mo
 
 }  // namespace
 
-std::vector<int> world_sizes_needed(const Scenario& scenario) {
-  std::vector<int> sizes = scenario.world_sizes;
+SweepAxes axes_of(const Scenario& scenario) { return {scenario.bucket_caps_mb, scenario.world_sizes}; }
+
+std::vector<int> world_sizes_needed(const Scenario& scenario, const SweepAxes& axes) {
+  std::vector<int> sizes = axes.world_sizes;
   sizes.push_back(1);  // the baseline
   if (scenario.resilience.failures && scenario.resilience.failures->restart_world_size) {
     sizes.push_back(*scenario.resilience.failures->restart_world_size);
@@ -178,10 +184,10 @@ std::vector<int> world_sizes_needed(const Scenario& scenario) {
   return sizes;
 }
 
-void with_timer(const Scenario& scenario, const std::function<void(models::CollectiveTimer*)>& body,
+void with_timer(const Scenario& scenario, const SweepAxes& axes, const std::function<void(models::CollectiveTimer*)>& body,
                 std::optional<netsim::SimgridStats>* stats) {
   if (scenario.engine != "simgrid") return body(nullptr);
-  const std::vector<int> sizes = world_sizes_needed(scenario);
+  const std::vector<int> sizes = world_sizes_needed(scenario, axes);
   if (sizes.back() > kMaxSimgridRanks) {
     throw InputError({scenario.source, 0, 0}, "world_size", std::to_string(sizes.back()),
                      fmt::format("expected at most {} ranks with the SimGrid engine (its routing table grows with W^2, and "
@@ -197,10 +203,15 @@ void with_timer(const Scenario& scenario, const std::function<void(models::Colle
 
 SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace, int threads,
                          const exec::ExecutionPolicy& policy) {
+  return run_sweep(scenario, axes_of(scenario), trace, threads, policy);
+}
+
+SweepResult run_sweep(const Scenario& scenario, const SweepAxes& axes, sim::ChromeTraceWriter* trace, int threads,
+                      const exec::ExecutionPolicy& policy) {
   SweepResult out;
   std::optional<netsim::SimgridStats> stats;
-  with_timer(scenario, [&](models::CollectiveTimer* timer) { out = run_rows(scenario, trace, timer, threads, policy); },
-             &stats);
+  with_timer(scenario, axes,
+             [&](models::CollectiveTimer* timer) { out = run_rows(scenario, axes, trace, timer, threads, policy); }, &stats);
   out.simgrid = stats;
   return out;
 }

@@ -2,6 +2,7 @@
 // Runs every world size of a scenario and derives speedup and efficiency.
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,9 @@ struct ElasticRestart {
 
 struct SweepRow {
   models::RunResult run;
+  /// The job this row ran: the scenario's, at this row's bucket cap (rows
+  /// of one cap share it). Reports read it; nothing rebuilds it.
+  std::shared_ptr<const models::DdpJob> job;
   std::optional<models::SamplerAudit> sampler;  ///< when the scenario names a dataset
   double bucket_cap_mb = 25;
   std::optional<double> baseline_ms;  ///< t1: the one-rank step time at this bucket cap
@@ -53,6 +57,14 @@ struct SweepResult {
   bool bucket_sweep = false;       ///< ddp.bucket_cap_mb is a list
 };
 
+/// What a sweep runs: each bucket cap (the outer axis) at each world size.
+struct SweepAxes {
+  std::vector<double> bucket_caps_mb;
+  std::vector<int> world_sizes;
+};
+/// The scenario's own axes: ddp.bucket_cap_mb and world_size, in file order.
+SweepAxes axes_of(const Scenario& scenario);
+
 /// Simulates each bucket cap and world size (and W=1 for the baseline if the sweep lacks it).
 /// `trace`, if given, receives every run of the sweep, the baseline excluded.
 /// The runs are independent and go to `threads` threads (one with a trace
@@ -61,16 +73,19 @@ struct SweepResult {
 /// timer (the scenario's engine) and threads (what each run may take).
 SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace = nullptr, int threads = 1,
                          const exec::ExecutionPolicy& policy = {});
+/// run_scenario on other axes (validation: the measured world sizes at the first cap).
+SweepResult run_sweep(const Scenario& scenario, const SweepAxes& axes, sim::ChromeTraceWriter* trace = nullptr,
+                      int threads = 1, const exec::ExecutionPolicy& policy = {});
 
 /// Runs `body` with the scenario's engine: a null timer for the analytic
 /// engine, or inside SimGrid (once per process, netsim/simgrid_engine.hpp)
 /// with its timer, whose statistics land in `stats`. Every run of the
 /// scenario must happen inside `body`, with ExecutionPolicy::timer set to it.
-void with_timer(const Scenario& scenario, const std::function<void(models::CollectiveTimer*)>& body,
+void with_timer(const Scenario& scenario, const SweepAxes& axes, const std::function<void(models::CollectiveTimer*)>& body,
                 std::optional<netsim::SimgridStats>* stats = nullptr);
 /// The SimGrid engine's limit: its full routing zone holds W^2 route slots.
 inline constexpr int kMaxSimgridRanks = 4096;
-/// Every world size a scenario simulates: its sweep, 1 (the baseline), the elastic restart's.
-std::vector<int> world_sizes_needed(const Scenario& scenario);
+/// Every world size a sweep simulates: its axis, 1 (the baseline), the elastic restart's.
+std::vector<int> world_sizes_needed(const Scenario& scenario, const SweepAxes& axes);
 
 }  // namespace ddpsim::scenarios

@@ -119,16 +119,15 @@ Measured read_measured(const std::string& prefix, int warmup) {
 }
 
 std::vector<ValidationRow> compare(const scenarios::Scenario& scenario, const std::vector<Measured>& measured) {
-  scenarios::Scenario s = scenario;
-  s.world_sizes.clear();
+  // The measured world sizes, at the scenario's first bucket cap.
+  scenarios::SweepAxes axes{{scenario.bucket_caps_mb.front()}, {}};
   for (const Measured& m : measured) {
-    if (std::find(s.world_sizes.begin(), s.world_sizes.end(), m.world_size) == s.world_sizes.end()) {
-      s.world_sizes.push_back(m.world_size);
+    if (std::find(axes.world_sizes.begin(), axes.world_sizes.end(), m.world_size) == axes.world_sizes.end()) {
+      axes.world_sizes.push_back(m.world_size);
     }
   }
-  s.bucket_caps_mb.resize(1);
-  if (const auto& cluster = s.job.cluster) {
-    for (int w : s.world_sizes) {
+  if (const auto& cluster = scenario.job.cluster) {
+    for (int w : axes.world_sizes) {
       if (w > cluster->gpus()) {
         throw scenarios::InputError({scenario.source, 0, 0}, "cluster",
                                     fmt::format("'{} x {} GPUs'", cluster->nodes, cluster->gpus_per_node),
@@ -136,7 +135,7 @@ std::vector<ValidationRow> compare(const scenarios::Scenario& scenario, const st
       }
     }
   }
-  const scenarios::SweepResult sweep = scenarios::run_scenario(s);
+  const scenarios::SweepResult sweep = scenarios::run_sweep(scenario, axes);
   const Measured* one = nullptr;
   for (const Measured& m : measured) {
     if (m.world_size == 1) one = &m;
@@ -152,7 +151,7 @@ std::vector<ValidationRow> compare(const scenarios::Scenario& scenario, const st
     ValidationRow row;
     row.measured = m;
     row.predicted_ms = *it->run.step_ms;
-    row.baseline_ms = models::closed_form_step_ms(s.job, m.world_size);
+    row.baseline_ms = it->closed_form_ms;
     row.error_pct = pct(row.predicted_ms, m.step_ms);
     row.baseline_error_pct = pct(row.baseline_ms, m.step_ms);
     double compute = 0, exposed = 0, wait = 0, data = 0;
@@ -315,10 +314,8 @@ std::string sweep_svg(const scenarios::Scenario& scenario, const scenarios::Swee
   std::vector<PlotPoint> points;
   for (const scenarios::SweepRow& row : result.rows) {
     if (row.bucket_cap_mb != result.rows.front().bucket_cap_mb || !row.run.step_ms) continue;  // the first bucket cap
-    models::DdpJob job = scenario.job;
-    job.ddp.bucket_cap_bytes = models::bucket_bytes(row.bucket_cap_mb);
-    points.push_back({row.run.world_size, std::nullopt, std::nullopt, row.run.step_ms,
-                      models::closed_form_step_ms(job, row.run.world_size), std::nullopt, row.efficiency});
+    points.push_back({row.run.world_size, std::nullopt, std::nullopt, row.run.step_ms, row.closed_form_ms, std::nullopt,
+                      row.efficiency});
   }
   return scaling_svg("Predicted step time and scaling: " + scenario.name, points);
 }
