@@ -82,7 +82,7 @@ int run(const RunOptions& opt) {
     std::ofstream csv = open_output(opt.csv);
     ddpsim::scenarios::write_csv(csv, scenario, result);
   }
-  if (!opt.plot.empty()) write_file(opt.plot, ddpsim::validate::sweep_svg(scenario, result));
+  if (!opt.plot.empty()) write_file(opt.plot, ddpsim::scenarios::sweep_svg(scenario, result));
   return 0;
 }
 

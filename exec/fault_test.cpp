@@ -127,7 +127,7 @@ TEST_CASE("unused parameters on one rank: its next forward raises; the others wa
   REQUIRE(r.failure.has_value());
   CHECK(r.failure->waiting_ranks == std::vector<int>{0, 2, 3});
   CHECK(r.failure->missing_ranks == std::vector<int>{1});
-  CHECK(r.failure->ranks[1].state == "crashed");
+  CHECK(r.failure->ranks[1].state == models::RankState::kCrashed);
   job.ddp.find_unused_parameters = true;
   CHECK(exec::simulate_ddp(job, 4, 0).outcome == models::Outcome::kCompleted);
 }

@@ -59,18 +59,6 @@ std::vector<SlowLink> slow_links(const DdpJob& job);
 /// named "gradient" (gradient_bytes must be a multiple of 4).
 ModelSpec block_model(sim::Time forward, sim::Time backward, sim::Time optimizer, std::int64_t gradient_bytes);
 
-/// Scaling efficiency below this is flagged in every table, with the overhead
-/// that costs most.
-inline constexpr double kLowEfficiency = 0.8;
-struct Overhead {
-  std::string_view name;  ///< "exposed communication", "straggler wait" or "data loading"
-  double ms = 0;          ///< per step
-};
-/// The largest of the three non-compute costs of a step.
-Overhead costliest_overhead(double exposed_comm_ms, double wait_ms, double data_ms);
-/// "  below 80%: exposed communication costs most (0.42 ms per step)", or "" at or above 80 %.
-std::string low_efficiency_flag(double efficiency, double exposed_comm_ms, double wait_ms, double data_ms);
-
 /// Operation tags in records and traces; OpLabel::index is the micro-step
 /// (data, forward), the backward segment, the bucket, or the chunk.
 enum class DdpTag : std::uint32_t {

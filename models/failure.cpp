@@ -9,6 +9,16 @@
 #include "models/ddp_job.hpp"
 
 namespace ddpsim::models {
+
+std::string_view to_string(RankState state) {
+  switch (state) {
+    case RankState::kIssued: return "issued";
+    case RankState::kCrashed: return "crashed";
+    case RankState::kExited: return "exited";
+    case RankState::kElsewhere: return "elsewhere";
+  }
+  return "?";
+}
 namespace {
 
 // Join's shadow collectives stand for the real ones they pair with.
@@ -108,7 +118,7 @@ std::optional<FailureReport> analyse_failure(const sim::RunSummary& summary, con
       r.rank = m.rank;
       const auto c = crashed.find(m.rank);
       if (m.arrived) {
-        r.state = "issued";
+        r.state = RankState::kIssued;
         r.op = describe_op(m.label);
         r.collective = std::string(sim::to_string(m.collective.kind));
         r.bytes = m.collective.bytes;
@@ -118,11 +128,11 @@ std::optional<FailureReport> analyse_failure(const sim::RunSummary& summary, con
         arrived.push_back(&m);
       }
       if (c != crashed.end()) {
-        r.state = "crashed";
+        r.state = RankState::kCrashed;
         r.detail = c->second->message;
       } else if (!m.arrived) {
         const RankStatus& s = ranks[static_cast<std::size_t>(m.rank)];
-        r.state = s.finished ? "exited" : "elsewhere";
+        r.state = s.finished ? RankState::kExited : RankState::kElsewhere;
         r.detail = s.finished ? fmt::format("left its loop after {} iterations and exited", s.iterations_run)
                               : "has not reached this collective";
       }
@@ -168,12 +178,12 @@ std::optional<FailureReport> analyse_failure(const sim::RunSummary& summary, con
       if (!majority_ranks.empty() && x.rank == majority_ranks.front() && x.rank != r) other = &x;
     }
     const std::string others = other ? fmt::format("the others issued {} ({} bytes)", other->op, other->bytes) : "";
-    if (at.state == "issued") {
+    if (at.state == RankState::kIssued) {
       f.reason = fmt::format("collective #{}: rank {} issued {} ({} {} bytes){}{}", *f.sequence, r, at.op,
                              at.collective, at.bytes, others.empty() ? "" : " where ", others);
     } else {
       f.reason = fmt::format("collective #{}: rank {} {}{}{}", *f.sequence, r,
-                             at.state == "crashed" ? "crashed: " + at.detail : at.detail, others.empty() ? "" : "; ",
+                             at.state == RankState::kCrashed ? "crashed: " + at.detail : at.detail, others.empty() ? "" : "; ",
                              others);
     }
   } else if (!summary.crashes.empty()) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/collective_library.hpp"
@@ -16,10 +17,20 @@
 
 namespace ddpsim::models {
 
+/// Where a rank is when a collective fails to complete.
+enum class RankState : std::uint8_t {
+  kIssued,     ///< it issued the collective and waits in it
+  kCrashed,    ///< its process died
+  kExited,     ///< its loop ended without issuing it
+  kElsewhere,  ///< it is still running, somewhere else
+};
+/// "issued", "crashed", "exited", "elsewhere": the JSON's and the table's word.
+std::string_view to_string(RankState state);
+
 /// One rank at the failing collective.
 struct RankAtFailure {
   int rank = 0;
-  std::string state;      ///< issued | crashed | exited | elsewhere
+  RankState state = RankState::kElsewhere;
   std::string op;         ///< what it issued there ("all_reduce bucket 0", "barrier after the loop")
   std::string collective; ///< all_reduce | broadcast | barrier
   std::int64_t bytes = 0;

@@ -7,7 +7,7 @@
 // steps in which every rank sends bytes/W to its ring neighbour at once,
 // hierarchical all-reduce as intra-node reduce-scatter, one inter-node ring
 // per local GPU, intra-node all-gather; broadcast as a chunked pipeline down
-// the ring; all-gather as W-1 ring steps. A step ends when its last transfer
+// the ring; all-gather and reduce-scatter as W-1 ring steps. A step ends when its last transfer
 // does. SimGrid shares each link's bandwidth among the transfers crossing
 // it (max-min fairness), which is what the analytic formulas leave out.
 //
@@ -25,30 +25,13 @@
 #include <vector>
 
 #include "models/cluster.hpp"
+#include "netsim/simgrid_options.hpp"
 
 namespace ddpsim::netsim {
 
 using models::Algorithm;
 using models::ClusterSpec;
 using models::CollectiveTimer;
-
-struct SimgridOptions {
-  /// SimGrid configuration settings applied after ddpsim's own (CM02, no
-  /// cross-traffic, TCP-gamma 0: an uncontended transfer costs exactly
-  /// latency + bytes / bandwidth), e.g. {"network/model", "LV08"}.
-  std::vector<std::pair<std::string, std::string>> config;
-  /// Simulate each distinct collective once and reuse its time (exact: a
-  /// collective always runs on an idle network). False re-simulates every one.
-  bool memoize = true;
-};
-
-/// The settings users may change (run_with_simgrid refuses others).
-inline const std::vector<std::string>& simgrid_settable() {
-  static const std::vector<std::string> keys = {
-      "network/model",          "network/TCP-gamma", "network/crosstraffic", "network/latency-factor",
-      "network/bandwidth-factor", "network/weight-S",  "surf/precision",       "maxmin/precision"};
-  return keys;
-}
 
 struct SimgridStats {
   std::uint64_t collectives = 0;  ///< collectives simulated (distinct ones when memoised)

@@ -22,6 +22,7 @@
 #include "real_backend/nccl_transport.hpp"
 #include "real_backend/trainer.hpp"
 #include "models/ddp_job.hpp"
+#include "present/efficiency.hpp"
 #include "sim/build_info.hpp"
 
 namespace {
@@ -118,7 +119,7 @@ int report(const std::vector<std::string>& prefixes) {
     const std::string eff =
         one != rows.end() ? fmt::format("{:.1f}%", 100 * r.samples_per_s / (r.world * one->samples_per_s)) : "-";
     // Waiting for other ranks is not separable from the collective on one rank: it counts as exposed communication.
-    const std::string flag = one != rows.end() ? ddpsim::models::low_efficiency_flag(
+    const std::string flag = one != rows.end() ? ddpsim::present::low_efficiency_flag(
                                                      r.samples_per_s / (r.world * one->samples_per_s), r.exposed_comm_ms, 0, r.data_ms)
                                                : "";
     fmt::print("{:<9}{:<10.3f}{:<14.0f}{:<9}{}{}\n", r.world, r.step_ms, r.samples_per_s, speedup, eff, flag);

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "models/baseline.hpp"
+#include "present/efficiency.hpp"
+#include "present/plot.hpp"
 #include "sim/build_info.hpp"
 
 namespace ddpsim::scenarios {
@@ -99,9 +101,9 @@ void write_failure(std::ostream& out, const models::RunResult& r) {
       // Ranks that did the same thing at the failing collective, together.
       std::vector<std::pair<std::string, std::vector<int>>> groups;
       for (const models::RankAtFailure& a : f.ranks) {
-        const std::string what = a.state == "issued"
+        const std::string what = a.state == models::RankState::kIssued
                                      ? fmt::format("issued {} ({} {} bytes)", a.op, a.collective, a.bytes)
-                                     : fmt::format("{}: {}", a.state, a.detail);
+                                     : fmt::format("{}: {}", models::to_string(a.state), a.detail);
         auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == what; });
         if (it == groups.end()) it = groups.insert(groups.end(), {what, {}});
         it->second.push_back(a.rank);
@@ -125,8 +127,8 @@ void write_failure(std::ostream& out, const models::RunResult& r) {
 ordered_json failure_json(const models::FailureReport& f) {
   ordered_json ranks = ordered_json::array();
   for (const models::RankAtFailure& a : f.ranks) {
-    ordered_json j{{"rank", a.rank}, {"state", a.state}};
-    if (a.state == "issued" || !a.op.empty()) {
+    ordered_json j{{"rank", a.rank}, {"state", models::to_string(a.state)}};
+    if (a.state == models::RankState::kIssued || !a.op.empty()) {
       j["op"] = a.op;
       j["collective"] = a.collective;
       j["bytes"] = a.bytes;
@@ -350,7 +352,7 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
       double exposed = 0, wait = 0, data = 0;
       for (const models::RankStats& s : r.ranks) exposed += s.exposed_comm_ms, wait += s.wait_ms, data += s.data_ms;
       const auto n = static_cast<double>(r.ranks.size());
-      fmt::print(out, "{}", models::low_efficiency_flag(*row.efficiency, exposed / n, wait / n, data / n));
+      fmt::print(out, "{}", present::low_efficiency_flag(*row.efficiency, exposed / n, wait / n, data / n));
     }
     fmt::print(out, "\n");
   }
@@ -485,6 +487,16 @@ std::string to_json(const Scenario& scenario, const SweepResult& result) {
   }
   doc["runs"] = std::move(runs);
   return doc.dump(2) + "\n";
+}
+
+std::string sweep_svg(const Scenario& scenario, const SweepResult& result) {
+  std::vector<present::PlotPoint> points;
+  for (const SweepRow& row : result.rows) {
+    if (row.bucket_cap_mb != result.rows.front().bucket_cap_mb || !row.run.step_ms) continue;  // the first bucket cap
+    points.push_back({row.run.world_size, std::nullopt, std::nullopt, row.run.step_ms, row.closed_form_ms, std::nullopt,
+                      row.efficiency});
+  }
+  return present::scaling_svg("Predicted step time and scaling: " + scenario.name, points);
 }
 
 }  // namespace ddpsim::scenarios

@@ -1,5 +1,5 @@
 #pragma once
-// The three renderings of a sweep: a table for people, CSV, and JSON.
+// The renderings of a sweep: a table for people, CSV, JSON, and a plot.
 
 #include <ostream>
 #include <string>
@@ -20,5 +20,8 @@ std::string buckets_to_json(const Scenario& scenario);
 std::string sampler_to_json(const models::SamplerAudit& audit);
 /// The machine-readable result (format: docs/scenario-format.md#json-result).
 std::string to_json(const Scenario& scenario, const SweepResult& result);
+/// `ddpsim run --plot`: predicted and baseline step times and predicted
+/// efficiency against W, first bucket cap, completed runs (present/plot.hpp).
+std::string sweep_svg(const Scenario& scenario, const SweepResult& result);
 
 }  // namespace ddpsim::scenarios

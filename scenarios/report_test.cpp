@@ -62,8 +62,8 @@ TEST_CASE("a hung run reports who waits where, the culprit and the fix, in the t
   r.rows[0].efficiency.reset();
   models::FailureReport f;
   f.sequence = 7;
-  f.ranks = {{0, "issued", "all_reduce bucket 0 of iteration 2", "all_reduce", 4000000, "float32", 2, 0, ""},
-             {1, "exited", "", "", 0, "", -1, -1, "left its loop after 2 iterations and exited"}};
+  f.ranks = {{0, models::RankState::kIssued, "all_reduce bucket 0 of iteration 2", "all_reduce", 4000000, "float32", 2, 0, ""},
+             {1, models::RankState::kExited, "", "", 0, "", -1, -1, "left its loop after 2 iterations and exited"}};
   f.waiting_ranks = {0};
   f.missing_ranks = {1};
   f.culprit_rank = 1;

@@ -11,6 +11,7 @@
 #include "models/ddp_job.hpp"
 #include "models/restart.hpp"
 #include "models/sampler.hpp"
+#include "netsim/simgrid_engine.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/chrome_trace.hpp"
 

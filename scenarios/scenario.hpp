@@ -10,7 +10,7 @@
 
 #include "models/ddp_job.hpp"
 #include "models/restart.hpp"
-#include "netsim/simgrid_engine.hpp"
+#include "netsim/simgrid_options.hpp"
 
 namespace ddpsim::scenarios {
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/ddp_job.hpp"
+#include "present/plot.hpp"
 #include "scenarios/runner.hpp"
 #include "scenarios/scenario.hpp"
 
@@ -64,19 +65,5 @@ std::vector<ValidationRow> compare(const scenarios::Scenario& scenario, const st
 
 std::string validation_table(const std::vector<ValidationRow>& rows);
 std::string validation_markdown(const scenarios::Scenario& scenario, const std::vector<ValidationRow>& rows);
-/// One world size of a plot; absent series are not drawn.
-struct PlotPoint {
-  int world_size = 1;
-  std::optional<double> measured_ms, measured_sd_ms, predicted_ms, baseline_ms;
-  std::optional<double> measured_efficiency, predicted_efficiency;
-};
-/// Step time (measured, predicted, baseline) and scaling efficiency against
-/// world size (log2 axis), with the ideal line. Hand-written SVG: no plotting
-/// library is packaged for C++ in Debian 12.
-std::string scaling_svg(const std::string& title, const std::vector<PlotPoint>& points);
 std::string validation_svg(const std::string& title, const std::vector<ValidationRow>& rows);
-/// A simulated sweep (`ddpsim run --plot`): predicted and baseline step
-/// times and predicted efficiency, first bucket cap, completed runs.
-std::string sweep_svg(const scenarios::Scenario& scenario, const scenarios::SweepResult& result);
-
 }  // namespace ddpsim::validate
