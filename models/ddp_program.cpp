@@ -214,6 +214,83 @@ class RankProgram final : public sim::Process {
     return e.per_rank(straggler_delay(job_.straggler, rank_, g, world_size_, seed_));
   }
 
+  // What a piece of an iteration issued last: on the compute stream, and
+  // on the communication stream if anything.
+  struct Issued {
+    sim::OpRef compute;
+    std::optional<sim::OpRef> comm;
+  };
+
+  // The syncing backward of iteration g: find_unused_parameters' graph
+  // traversal, backward cut at bucket readiness, each ready bucket's
+  // all-reduce launched in index order, find_unused_parameters' used-map
+  // all-reduce; an unused parameter without find_unused_parameters raises
+  // at the next forward.
+  Issued syncing_backward(sim::OpSink& e, int g, double compute_factor) {
+    using sim::StreamKind;
+    const ModelSpec& m = job_.model;
+    const DdpConfig& ddp = job_.ddp;
+    if (ddp.find_unused_parameters && !ddp.static_graph) {
+      const auto tensors = static_cast<std::int64_t>(m.parameters.size());
+      e.enqueue(rank_, StreamKind::kCompute, sim::Time::ns(tensors * ddp.traversal_per_tensor.count_ns()),
+                label(DdpTag::kTraversal, g));
+    }
+    std::vector<int> unused = ddp.unused_parameters;
+    for (const Fault& f : job_.faults) {
+      if (f.type == FaultType::kUnusedParameters && f.applies(rank_, g)) {
+        status().faults.insert(FaultType::kUnusedParameters);
+        unused.insert(unused.end(), f.parameters.begin(), f.parameters.end());
+      }
+    }
+    std::sort(unused.begin(), unused.end());
+    unused.erase(std::unique(unused.begin(), unused.end()), unused.end());
+    const bool use_rebuilt = rebuilt_;
+    const BackwardPlan& bp = plan_.backward_with_unused(use_rebuilt, unused);
+    const std::vector<Bucket>& buckets = use_rebuilt ? *plan_.rebuilt : plan_.initial;
+    const sim::Time slow = straggle(e, g);
+    std::vector<sim::OpRef>& segment = segment_;
+    segment.clear();
+    for (std::size_t s = 0; s < bp.segments.size(); ++s) {
+      segment.push_back(e.enqueue(rank_, StreamKind::kCompute,
+                                  scaled(bp.segments[s], compute_factor) + (s == 0 ? slow : sim::Time{}),
+                                  label(DdpTag::kBackward, g, static_cast<int>(s))));
+    }
+    Issued out{segment.back(), std::nullopt};
+    // Buckets launch strictly in index order: the comm stream is FIFO.
+    for (int b = 0; b < bp.launchable; ++b) {
+      const auto ub = static_cast<std::size_t>(b);
+      out.comm = e.enqueue_collective(rank_, sim::kWorldGroup,
+                                       {sim::CollectiveKind::kAllReduce, buckets[ub].bytes},
+                                       label(DdpTag::kAllReduce, g, b),
+                                       segment[static_cast<std::size_t>(bp.bucket_ready_segment[ub])]);
+    }
+    if (ddp.find_unused_parameters && !ddp.static_graph) {
+      out.comm = e.enqueue_collective(rank_, sim::kWorldGroup,
+                                       {sim::CollectiveKind::kAllReduce, 4 * static_cast<std::int64_t>(m.parameters.size())},
+                                       label(DdpTag::kUsedMap, g), segment.back());
+    }
+    ++syncing_backwards_;
+    if (!unused.empty() && !ddp.find_unused_parameters && !ddp.static_graph) pending_unused_ = unused;
+    return out;
+  }
+
+  // After iteration g's optimizer step `last`: rank 0's artifacts and extra
+  // collectives the faults add; returns what the process then waits for.
+  sim::OpRef after_step(sim::OpSink& e, int g, sim::OpRef last) {
+    for (const Fault& f : job_.faults) {
+      if (f.type == FaultType::kRank0Artifact && f.applies(rank_, g)) {
+        status().faults.insert(FaultType::kRank0Artifact);
+        last = e.enqueue(rank_, sim::StreamKind::kHost, f.duration, label(DdpTag::kArtifact, g), last);
+      }
+      if (f.type == FaultType::kExtraCollective && f.applies(rank_, g)) {
+        status().faults.insert(FaultType::kExtraCollective);
+        // e.g. dist.all_reduce(loss) then loss.item() for a log line: the host waits for it.
+        last = e.enqueue_collective(rank_, sim::kWorldGroup, f.collective, label(DdpTag::kExtraCollective, g), last);
+      }
+    }
+    return last;
+  }
+
   // Issues iteration g; returns its last operation.
   sim::OpRef run_iteration(sim::OpSink& e, int g) {
     using sim::StreamKind;
@@ -263,63 +340,14 @@ class RankProgram final : public sim::Process {
         for (const Fault& f : job_.faults) skip = skip || (f.type == FaultType::kSkipBackward && f.iteration == g);
       }
       if (skip) continue;  // no backward, no hooks, no all-reduce
-      if (ddp.find_unused_parameters && !ddp.static_graph) {
-        const auto tensors = static_cast<std::int64_t>(m.parameters.size());
-        e.enqueue(rank_, StreamKind::kCompute, sim::Time::ns(tensors * ddp.traversal_per_tensor.count_ns()),
-                  label(DdpTag::kTraversal, g));
-      }
-      std::vector<int> unused = ddp.unused_parameters;
-      for (const Fault& f : job_.faults) {
-        if (f.type == FaultType::kUnusedParameters && f.applies(rank_, g)) {
-          status().faults.insert(FaultType::kUnusedParameters);
-          unused.insert(unused.end(), f.parameters.begin(), f.parameters.end());
-        }
-      }
-      std::sort(unused.begin(), unused.end());
-      unused.erase(std::unique(unused.begin(), unused.end()), unused.end());
-      const bool use_rebuilt = rebuilt_;
-      const BackwardPlan& bp = plan_.backward_with_unused(use_rebuilt, unused);
-      const std::vector<Bucket>& buckets = use_rebuilt ? *plan_.rebuilt : plan_.initial;
-      const sim::Time slow = straggle(e, g);
-      std::vector<sim::OpRef>& segment = segment_;
-      segment.clear();
-      for (std::size_t s = 0; s < bp.segments.size(); ++s) {
-        segment.push_back(e.enqueue(rank_, StreamKind::kCompute,
-                                    scaled(bp.segments[s], compute_factor) + (s == 0 ? slow : sim::Time{}),
-                                    label(DdpTag::kBackward, g, static_cast<int>(s))));
-      }
-      last_compute = segment.back();
-      // Buckets launch strictly in index order: the comm stream is FIFO.
-      for (int b = 0; b < bp.launchable; ++b) {
-        const auto ub = static_cast<std::size_t>(b);
-        last_comm = e.enqueue_collective(rank_, sim::kWorldGroup,
-                                         {sim::CollectiveKind::kAllReduce, buckets[ub].bytes},
-                                         label(DdpTag::kAllReduce, g, b),
-                                         segment[static_cast<std::size_t>(bp.bucket_ready_segment[ub])]);
-      }
-      if (ddp.find_unused_parameters && !ddp.static_graph) {
-        last_comm = e.enqueue_collective(rank_, sim::kWorldGroup,
-                                         {sim::CollectiveKind::kAllReduce, 4 * static_cast<std::int64_t>(m.parameters.size())},
-                                         label(DdpTag::kUsedMap, g), segment.back());
-      }
-      ++syncing_backwards_;
-      if (!unused.empty() && !ddp.find_unused_parameters && !ddp.static_graph) pending_unused_ = unused;
+      const Issued backward = syncing_backward(e, g, compute_factor);
+      last_compute = backward.compute;
+      if (backward.comm) last_comm = backward.comm;
     }
     // finalize_backward waits for every launched bucket; the step follows.
     sim::OpRef last = e.enqueue(rank_, StreamKind::kCompute, scaled(m.optimizer, compute_factor),
                                 label(DdpTag::kOptimizer, g), last_comm ? last_comm : last_compute);
-    for (const Fault& f : job_.faults) {
-      if (f.type == FaultType::kRank0Artifact && f.applies(rank_, g)) {
-        status().faults.insert(FaultType::kRank0Artifact);
-        last = e.enqueue(rank_, StreamKind::kHost, f.duration, label(DdpTag::kArtifact, g), last);
-      }
-      if (f.type == FaultType::kExtraCollective && f.applies(rank_, g)) {
-        status().faults.insert(FaultType::kExtraCollective);
-        // e.g. dist.all_reduce(loss) then loss.item() for a log line: the host waits for it.
-        last = e.enqueue_collective(rank_, sim::kWorldGroup, f.collective, label(DdpTag::kExtraCollective, g), last);
-      }
-    }
-    return last;
+    return after_step(e, g, last);
   }
 
   const Plan& plan_;

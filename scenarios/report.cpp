@@ -378,8 +378,97 @@ void write_csv(std::ostream& out, const Scenario& /*scenario: every writer takes
   }
 }
 
-std::string to_json(const Scenario& scenario, const SweepResult& result) {
+namespace {
+
+ordered_json ranks_json(const std::vector<models::RankStats>& stats) {
+  ordered_json ranks = ordered_json::array();
+  for (const models::RankStats& s : stats) {
+    ranks.push_back({{"rank", s.rank},
+                     {"data_ms", ms6(s.data_ms)},
+                     {"compute_ms", ms6(s.compute_ms)},
+                     {"collective_ms", ms6(s.collective_ms)},
+                     {"exposed_comm_ms", ms6(s.exposed_comm_ms)},
+                     {"wait_ms", ms6(s.wait_ms)},
+                     {"forward_compute_ms", ms6(s.forward_compute_ms)},
+                     {"backward_compute_ms", ms6(s.backward_compute_ms)},
+                     {"backward_comm_ms", ms6(s.backward_comm_ms)},
+                     {"backward_overlap_ms", ms6(s.backward_overlap_ms)}});
+  }
+  return ranks;
+}
+
+ordered_json blocked_json(const std::vector<sim::BlockedOp>& ops) {
+  ordered_json blocked = ordered_json::array();
+  for (const sim::BlockedOp& b : ops) {
+    ordered_json e{{"rank", b.rank},
+                   {"stream", sim::to_string(b.stream)},
+                   {"op", models::op_name(b.label)},
+                   {"iteration", b.label.iteration},
+                   {"since_ms", ms6(b.since.ms())}};
+    if (b.in_rendezvous) {
+      e["collective"] = sim::to_string(b.collective.kind);
+      e["group_seq"] = b.group_seq;
+      e["bytes"] = b.collective.bytes;
+      e["missing_ranks"] = b.missing_ranks;
+    }
+    blocked.push_back(std::move(e));
+  }
+  return blocked;
+}
+
+ordered_json misalignments_json(const std::vector<models::MisalignedPair>& pairs) {
+  ordered_json misaligned = ordered_json::array();
+  for (const models::MisalignedPair& m : pairs) {
+    misaligned.push_back({{"sequence", m.sequence},
+                          {"rank", m.rank},
+                          {"op", m.op},
+                          {"iteration", m.iteration},
+                          {"with_rank", m.with_rank},
+                          {"with_op", m.with_op},
+                          {"with_iteration", m.with_iteration}});
+  }
+  return misaligned;
+}
+
+// One row of the sweep: its figures, every rank's means, what blocked or failed.
+ordered_json run_json(const Scenario& scenario, const SweepRow& row) {
   auto opt = [](const std::optional<double>& v) { return v ? ordered_json(ratio6(*v)) : ordered_json(nullptr); };
+  const ordered_json buckets = buckets_json(*row.job);
+  const auto& r = row.run;
+  ordered_json run;
+  run["world_size"] = r.world_size;
+  run["bucket_cap_mb"] = row.bucket_cap_mb;
+  run["baseline_step_ms"] = opt(row.baseline_ms);
+  run["outcome"] = models::to_string(r.outcome);
+  run["step_ms"] = opt(r.step_ms);
+  run["closed_form_step_ms"] = ratio6(row.closed_form_ms);
+  run["speedup"] = opt(row.speedup);
+  run["efficiency"] = opt(row.efficiency);
+  run["global_batch"] = r.global_batch;
+  run["iterations"] = r.iterations;
+  run["warmup_iterations"] = scenario.job.warmup_iterations;
+  run["measured_iterations"] = r.measured_iterations;
+  run["simulated_ms"] = ms6(r.end.ms());
+  run["ranks"] = ranks_json(r.ranks);
+  run["blocked"] = blocked_json(r.blocked);
+  ordered_json errors = ordered_json::array();
+  for (const models::RankError& e : r.errors) {
+    errors.push_back({{"rank", e.rank}, {"at_ms", ms6(e.at_ms)}, {"message", e.message}});
+  }
+  run["errors"] = std::move(errors);
+  run["failure"] = r.failure ? failure_json(*r.failure) : ordered_json(nullptr);
+  run["misalignments"] = misalignments_json(r.misalignments);
+  if (row.restarts || row.crash_recovery || row.elastic) run["resilience"] = resilience_json(row);
+  run["iterations_run"] = r.iterations_run;
+  run["shadow_collectives"] = r.shadow_collectives;
+  run["buckets"] = buckets;
+  if (row.sampler) run["sampler"] = sampler_json(*row.sampler);
+  return run;
+}
+
+}  // namespace
+
+std::string to_json(const Scenario& scenario, const SweepResult& result) {
   ordered_json doc;
   doc["scenario"] = scenario.name;
   doc["engine"] = result.engine;
@@ -414,77 +503,7 @@ std::string to_json(const Scenario& scenario, const SweepResult& result) {
                        {"calibration_sha256", scenario.calibration.empty() ? ordered_json(nullptr) : ordered_json(scenario.calibration_sha256)},
                        {"seed", scenario.seed}};
   ordered_json runs = ordered_json::array();
-  for (const SweepRow& row : result.rows) {
-    const ordered_json buckets = buckets_json(*row.job);
-    const auto& r = row.run;
-    ordered_json run;
-    run["world_size"] = r.world_size;
-    run["bucket_cap_mb"] = row.bucket_cap_mb;
-    run["baseline_step_ms"] = opt(row.baseline_ms);
-    run["outcome"] = models::to_string(r.outcome);
-    run["step_ms"] = opt(r.step_ms);
-    run["closed_form_step_ms"] = ratio6(row.closed_form_ms);
-    run["speedup"] = opt(row.speedup);
-    run["efficiency"] = opt(row.efficiency);
-    run["global_batch"] = r.global_batch;
-    run["iterations"] = r.iterations;
-    run["warmup_iterations"] = scenario.job.warmup_iterations;
-    run["measured_iterations"] = r.measured_iterations;
-    run["simulated_ms"] = ms6(r.end.ms());
-    ordered_json ranks = ordered_json::array();
-    for (const models::RankStats& s : r.ranks) {
-      ranks.push_back({{"rank", s.rank},
-                       {"data_ms", ms6(s.data_ms)},
-                       {"compute_ms", ms6(s.compute_ms)},
-                       {"collective_ms", ms6(s.collective_ms)},
-                       {"exposed_comm_ms", ms6(s.exposed_comm_ms)},
-                       {"wait_ms", ms6(s.wait_ms)},
-                       {"forward_compute_ms", ms6(s.forward_compute_ms)},
-                       {"backward_compute_ms", ms6(s.backward_compute_ms)},
-                       {"backward_comm_ms", ms6(s.backward_comm_ms)},
-                       {"backward_overlap_ms", ms6(s.backward_overlap_ms)}});
-    }
-    run["ranks"] = std::move(ranks);
-    ordered_json blocked = ordered_json::array();
-    for (const sim::BlockedOp& b : r.blocked) {
-      ordered_json e{{"rank", b.rank},
-                     {"stream", sim::to_string(b.stream)},
-                     {"op", models::op_name(b.label)},
-                     {"iteration", b.label.iteration},
-                     {"since_ms", ms6(b.since.ms())}};
-      if (b.in_rendezvous) {
-        e["collective"] = sim::to_string(b.collective.kind);
-        e["group_seq"] = b.group_seq;
-        e["bytes"] = b.collective.bytes;
-        e["missing_ranks"] = b.missing_ranks;
-      }
-      blocked.push_back(std::move(e));
-    }
-    run["blocked"] = std::move(blocked);
-    ordered_json errors = ordered_json::array();
-    for (const models::RankError& e : r.errors) {
-      errors.push_back({{"rank", e.rank}, {"at_ms", ms6(e.at_ms)}, {"message", e.message}});
-    }
-    run["errors"] = std::move(errors);
-    run["failure"] = r.failure ? failure_json(*r.failure) : ordered_json(nullptr);
-    ordered_json misaligned = ordered_json::array();
-    for (const models::MisalignedPair& m : r.misalignments) {
-      misaligned.push_back({{"sequence", m.sequence},
-                            {"rank", m.rank},
-                            {"op", m.op},
-                            {"iteration", m.iteration},
-                            {"with_rank", m.with_rank},
-                            {"with_op", m.with_op},
-                            {"with_iteration", m.with_iteration}});
-    }
-    run["misalignments"] = std::move(misaligned);
-    if (row.restarts || row.crash_recovery || row.elastic) run["resilience"] = resilience_json(row);
-    run["iterations_run"] = r.iterations_run;
-    run["shadow_collectives"] = r.shadow_collectives;
-    run["buckets"] = buckets;
-    if (row.sampler) run["sampler"] = sampler_json(*row.sampler);
-    runs.push_back(std::move(run));
-  }
+  for (const SweepRow& row : result.rows) runs.push_back(run_json(scenario, row));
   doc["runs"] = std::move(runs);
   return doc.dump(2) + "\n";
 }

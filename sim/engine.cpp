@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#define DDPSIM_SIM_ENGINE_CPP  // the internal headers below are for this file alone
 #include "sim/engine_impl.hpp"
 
 namespace ddpsim::sim {
@@ -163,8 +164,11 @@ GroupId Engine::add_group(const std::vector<int>& ranks) {
 
 bool Engine::crashed(int rank) const { return impl_->dead.at(static_cast<std::size_t>(rank)) != 0; }
 
-RunSummary Engine::run() {
-  Impl& m = *impl_;
+namespace {
+
+// Time order: every event in (time, insertion) order until none is left or
+// the watchdog fires first (it ends the job at its deadline).
+void run_time_order(Engine& engine, Engine::Impl& m) {
   Worker& first = m.workers.front();
   // Only a live rank waiting in the collective can time out.
   const auto someone_waits = [&](GroupId group, std::uint64_t seq) {
@@ -189,37 +193,38 @@ RunSummary Engine::run() {
     m.events.clear();
     return true;
   };
-  if (m.rank_major()) {
-    if (!m.needs_time_order) {
-      m.running = true;
-      try {
-        m.run_rank_major(*this);
-        // A collective still open: the watchdog ends the job, at a time only the global order gives.
-        if (m.options.watchdog_timeout > Time::zero()) {
-          for (const Group& g : m.groups) {
-            if (!g.open.empty()) throw NeedsTimeOrder("a collective never completes and the watchdog is on");
-          }
-        }
-      } catch (const NeedsTimeOrder& e) {
-        m.needs_time_order = e.what();
-      }
-      m.running = false;
-    }
-    if (m.needs_time_order) {
-      RunSummary stopped;
-      stopped.needs_time_order = m.needs_time_order;
-      return stopped;
-    }
-  } else {
-    while (!m.events.empty()) {
-      if (watchdog_fires_before(m.events.earliest())) break;
-      m.events.run_earliest([&](Time at, const Event& ev) {
-        first.now = at;
-        m.dispatch(*this, first, ev);
-      });
-    }
-    if (!m.watchdog_at) watchdog_fires_before(std::nullopt);
+  while (!m.events.empty()) {
+    if (watchdog_fires_before(m.events.earliest())) break;
+    m.events.run_earliest([&](Time at, const Event& ev) {
+      first.now = at;
+      m.dispatch(engine, first, ev);
+    });
   }
+  if (!m.watchdog_at) watchdog_fires_before(std::nullopt);
+}
+
+// Rank-major; what only time order simulates stops it and is noted in
+// m.needs_time_order (as it may have been before the run).
+void run_rank_major(Engine& engine, Engine::Impl& m) {
+  if (m.needs_time_order) return;
+  m.running = true;
+  try {
+    m.run_rank_major(engine);
+    // A collective still open: the watchdog ends the job, at a time only the global order gives.
+    if (m.options.watchdog_timeout > Time::zero()) {
+      for (const Group& g : m.groups) {
+        if (!g.open.empty()) throw NeedsTimeOrder("a collective never completes and the watchdog is on");
+      }
+    }
+  } catch (const NeedsTimeOrder& e) {
+    m.needs_time_order = e.what();
+  }
+  m.running = false;
+}
+
+// What a finished run leaves: its end, its counts, what still waits.
+RunSummary summarise(Engine::Impl& m) {
+  Worker& first = m.workers.front();
   RunSummary summary;
   summary.end = first.now;
   for (Worker& w : m.workers) {
@@ -246,6 +251,23 @@ RunSummary Engine::run() {
   summary.watchdog_at = m.watchdog_at;
   summary.watchdog_collective = m.watchdog_collective;
   return summary;
+}
+
+}  // namespace
+
+RunSummary Engine::run() {
+  Impl& m = *impl_;
+  if (!m.rank_major()) {
+    run_time_order(*this, m);
+    return summarise(m);
+  }
+  run_rank_major(*this, m);
+  if (m.needs_time_order) {
+    RunSummary stopped;
+    stopped.needs_time_order = m.needs_time_order;
+    return stopped;
+  }
+  return summarise(m);
 }
 
 }  // namespace ddpsim::sim

@@ -208,8 +208,10 @@ class Engine final : public OpSink {
     return static_cast<std::uint32_t>(rank) * kStreamsPerRank + static_cast<std::uint32_t>(kind);
   }
 
- private:
+  /// The engine's state (sim/engine_impl.hpp, internal to engine.cpp).
   struct Impl;
+
+ private:
   std::unique_ptr<Impl> impl_;
 };
 

@@ -3,6 +3,10 @@
 // operations (Op, OpQueue, Stream), time order's event queue and
 // rank-major's per-rank one.
 
+#ifndef DDPSIM_SIM_ENGINE_CPP
+#error "internal to sim/engine.cpp: its types have internal linkage, for one translation unit"
+#endif
+
 #include <cassert>
 #include <cstdint>
 #include <cstring>
@@ -15,7 +19,8 @@
 #include "sim/engine.hpp"
 #include "sim/small_list.hpp"
 
-namespace ddpsim::sim::engine_detail {
+namespace ddpsim::sim {
+namespace {  // internal linkage: see engine_impl.hpp
 
 // One queued operation: 48 bytes, since a stream's queue is the per-rank
 // state the engine touches most (a plain op keeps its duration in `value`,
@@ -229,4 +234,5 @@ class EventQueue {
   std::vector<std::vector<Event>> spare_;
 };
 
-}  // namespace ddpsim::sim::engine_detail
+}  // namespace
+}  // namespace ddpsim::sim

@@ -2,13 +2,18 @@
 // Internal to sim/engine.cpp: a collective's rendezvous (what each member
 // issued, when it arrived), the process groups, and rank-major's arrivals.
 
+#ifndef DDPSIM_SIM_ENGINE_CPP
+#error "internal to sim/engine.cpp: its types have internal linkage, for one translation unit"
+#endif
+
 #include <cstdint>
 #include <map>
 #include <vector>
 
 #include "sim/engine.hpp"
 
-namespace ddpsim::sim::engine_detail {
+namespace ddpsim::sim {
+namespace {  // internal linkage: see engine_impl.hpp
 
 struct Rendezvous {
   std::vector<Time> arrival;  // by member position
@@ -97,4 +102,5 @@ struct Arrival {
   Time at;
 };
 
-}  // namespace ddpsim::sim::engine_detail
+}  // namespace
+}  // namespace ddpsim::sim

@@ -2,12 +2,17 @@
 // Internal to sim/engine.cpp: the threads of a rank-major sweep and the
 // barrier they meet at.
 
+#ifndef DDPSIM_SIM_ENGINE_CPP
+#error "internal to sim/engine.cpp: its types have internal linkage, for one translation unit"
+#endif
+
 #include <atomic>
 #include <functional>
 #include <thread>
 #include <vector>
 
-namespace ddpsim::sim::engine_detail {
+namespace ddpsim::sim {
+namespace {  // internal linkage: see engine_impl.hpp
 
 // A barrier for a sweep's threads, which meet every few hundred
 // microseconds: waiting spins a while before it sleeps (std::barrier's
@@ -75,4 +80,5 @@ class SweepPool {
   bool stop_ = false;                                // likewise
 };
 
-}  // namespace ddpsim::sim::engine_detail
+}  // namespace
+}  // namespace ddpsim::sim
