@@ -16,9 +16,10 @@
 #include <sstream>
 
 #include "models/presets.hpp"
-#include "netsim/simgrid_engine.hpp"
+#include "netsim/simgrid_options.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/scenario.hpp"
+#include "scenarios/scenario_sections.hpp"
 #include "scenarios/yaml_section.hpp"
 #include "sim/digest.hpp"
 
@@ -458,45 +459,9 @@ models::ClusterSpec read_cluster(const Section& top) {
   return out;
 }
 
-Scenario parse_scenario(std::string_view text, const std::string& source) {
-  check_text(text, source);
-  const YAML::Node root = parse_yaml(text, source);
-  const Reader reader(source);
-  const Section top(reader, root, "", Location{source, 1, 1},
-                    {"name", "description", "seed", "engine", "world_size", "training", "model", "device", "ddp",
-                     "data", "collective", "watchdog", "debug", "straggler", "faults", "failures", "checkpoint",
-                     "calibration", "validation", "cluster", "simgrid"});
-  Scenario out;
-  out.source = source;
-  out.sha256 = sim::to_hex(sim::sha256(text));
-  out.name = top.text("name", stem_of(source));
-  top.text("description", "");
-  out.engine = top.choice("engine", {"analytic", "simgrid"}, "analytic");
-  const Section simgrid = top.child("simgrid", {"config", "memoize"});
-  out.simgrid.memoize = simgrid.boolean("memoize", true);
-  const std::vector<std::string>& settable = netsim::simgrid_settable();
-  const Section simgrid_config = simgrid.child("config", std::vector<std::string_view>(settable.begin(), settable.end()));
-  for (const std::string& key : settable) {
-    if (!simgrid_config.has(key)) continue;
-    // Checked here: SimGrid aborts the process on a model it does not know.
-    std::string value;
-    if (key == "network/model") {
-      value = simgrid_config.choice(key, {"CM02", "LV08", "SMPI", "IB"}, std::nullopt);  // Constant has no links
-    } else if (key == "network/crosstraffic") {
-      value = simgrid_config.boolean(key, false) ? "1" : "0";
-    } else if (key == "surf/precision" || key == "maxmin/precision") {
-      value = fmt::format("{:.17g}", simgrid_config.number(key, 0, true, 1, std::nullopt, "a tolerance in (0, 1]"));
-    } else if (key == "network/bandwidth-factor") {
-      value = fmt::format("{:.17g}", simgrid_config.number(key, 0, true, 1e6, std::nullopt, "a factor"));
-    } else {
-      value = fmt::format("{:.17g}", simgrid_config.number(key, 0, false, 1e30, std::nullopt, "a number >= 0"));
-    }
-    out.simgrid.config.emplace_back(key, value);
-  }
-  out.seed = static_cast<std::uint64_t>(top.integer("seed", 0, INT64_MAX, 0));
-  for (std::int64_t w : top.integer_or_list("world_size", 1, kMaxWorldSize)) out.world_sizes.push_back(static_cast<int>(w));
+namespace {
 
-  models::DdpJob& job = out.job;
+void read_training(const Section& top, models::DdpJob& job) {
   const Section training = top.child("training", {"iterations", "epochs", "warmup_iterations", "local_batch_size",
                                                   "final_barrier", "agree_on_skip", "join"});
   job.iterations = static_cast<int>(training.integer("iterations", 1, 10'000'000, 10));
@@ -507,10 +472,11 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   job.final_barrier = training.boolean("final_barrier", true);
   job.agree_on_skip = training.boolean("agree_on_skip", false);
   job.join = training.boolean("join", false);
+}
 
-  job.model = read_model(top, out.model_description);
-  job.ddp = read_ddp(top, job.model, out.bucket_caps_mb);
-
+// The data section: the load time and, with a dataset size, the sampler.
+void read_data(const Section& top, Scenario& out) {
+  models::DdpJob& job = out.job;
   const Section data = top.child("data", {"load_ms", "dataset_size", "shuffle", "drop_last", "set_epoch", "epochs"});
   job.data_load = data.millis("load_ms", 0.0);
   if (data.has("dataset_size")) {
@@ -524,7 +490,12 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   } else {
     for (auto k : {"shuffle", "drop_last", "set_epoch", "epochs"}) data.forbid(k, "needs data.dataset_size");
   }
+}
 
+// The collective, watchdog and cluster sections: the backend, the
+// algorithm, the routes' latency and bandwidth, the watchdog timeout.
+void read_network(const Section& top, Scenario& out) {
+  models::DdpJob& job = out.job;
   const Section coll =
       top.child("collective", {"backend", "algorithm", "latency_us", "bandwidth_GBps", "launch_overhead_us"});
   if (!top.has("collective") && !top.has("cluster")) {
@@ -564,46 +535,44 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
     job.network.bandwidth_GBps = coll.number("bandwidth_GBps", 0, true, 1e6, std::nullopt, "GB/s, 1 GB = 1e9 bytes");
   }
   job.network.launch_overhead = coll.micros("launch_overhead_us", 0.0);
+}
+
+}  // namespace
+
+Scenario parse_scenario(std::string_view text, const std::string& source) {
+  check_text(text, source);
+  const YAML::Node root = parse_yaml(text, source);
+  const Reader reader(source);
+  const Section top(reader, root, "", Location{source, 1, 1},
+                    {"name", "description", "seed", "engine", "world_size", "training", "model", "device", "ddp",
+                     "data", "collective", "watchdog", "debug", "straggler", "faults", "failures", "checkpoint",
+                     "calibration", "validation", "cluster", "simgrid"});
+  Scenario out;
+  out.source = source;
+  out.sha256 = sim::to_hex(sim::sha256(text));
+  out.name = top.text("name", stem_of(source));
+  top.text("description", "");
+  out.engine = top.choice("engine", {"analytic", "simgrid"}, "analytic");
+  out.simgrid = read_simgrid(top);
+  out.seed = static_cast<std::uint64_t>(top.integer("seed", 0, INT64_MAX, 0));
+  for (std::int64_t w : top.integer_or_list("world_size", 1, kMaxWorldSize)) out.world_sizes.push_back(static_cast<int>(w));
+
+  models::DdpJob& job = out.job;
+  read_training(top, job);
+
+  job.model = read_model(top, out.model_description);
+  job.ddp = read_ddp(top, job.model, out.bucket_caps_mb);
+
+  read_data(top, out);
+
+  read_network(top, out);
 
   job.fingerprint = top.child("debug", {"fingerprint"}).boolean("fingerprint", false);
   job.straggler = read_straggler(
       top.child("straggler", {"model", "penalty_ms", "rank", "distribution", "mean_ms", "max_ms"}), out.world_sizes);
   job.faults = read_faults(top, job, *std::min_element(out.world_sizes.begin(), out.world_sizes.end()));
 
-  const Section ck = top.child("checkpoint", {"interval_min", "size_gb", "write_GBps", "read_GBps", "async", "keep_last"});
-  if (top.has("checkpoint")) {
-    models::CheckpointSpec c;
-    c.interval = Time::from_ms(60'000 * ck.number("interval_min", 0, true, 1e7, std::nullopt, "minutes of training"));
-    // Rule of thumb: 16 bytes per parameter with Adam (fp32 weights and two moments, bf16 copy).
-    c.size_gb = ck.number("size_gb", 0, true, 1e9, 16.0 * static_cast<double>(job.model.parameter_count()) / 1e9, "GB");
-    c.write_gbps = ck.number("write_GBps", 0, true, 1e6, std::nullopt, "GB/s");
-    c.read_gbps = ck.number("read_GBps", 0, true, 1e6, std::nullopt, "GB/s");
-    c.async = ck.boolean("async", false);
-    c.keep_last = static_cast<int>(ck.integer("keep_last", 1, 1000, 2));
-    out.resilience.checkpoint = c;
-  }
-  const Section fs = top.child("failures", {"mtbf_hours", "per", "detection", "heartbeat_s", "relaunch_s",
-                                            "horizon_hours", "corrupt_latest", "restart_world_size",
-                                            "restart_budget_min"});
-  if (top.has("failures")) {
-    if (!top.has("checkpoint")) top.missing("checkpoint", "a checkpoint section: failures are priced against it");
-    models::FailureSpec f;
-    f.mtbf_hours = fs.number("mtbf_hours", 0, true, 1e12, std::nullopt, "hours");
-    f.per_gpu = fs.choice("per", {"gpu", "job"}, "gpu") == "gpu";
-    f.detection = fs.choice("detection", {"watchdog", "heartbeat"}, "watchdog") == "watchdog" ? models::Detection::kWatchdog
-                                                                                             : models::Detection::kHeartbeat;
-    f.watchdog = job.watchdog_timeout;
-    f.heartbeat = Time::from_ms(1000 * fs.number("heartbeat_s", 0, false, 1e7, 30.0, "seconds"));
-    f.relaunch = Time::from_ms(1000 * fs.number("relaunch_s", 0, false, 1e7, std::nullopt, "seconds"));
-    f.horizon_hours = fs.number("horizon_hours", 0, true, 1e7, 24.0, "hours");
-    f.corrupt_latest = fs.boolean("corrupt_latest", false);
-    if (fs.has("restart_world_size")) {
-      f.restart_world_size = static_cast<int>(
-          fs.integer("restart_world_size", 1, job.cluster ? job.cluster->gpus() : kMaxWorldSize, std::nullopt));
-    }
-    out.resilience.restart_budget_min = fs.number("restart_budget_min", 0, true, 1e7, 15.0, "minutes");
-    out.resilience.failures = f;
-  }
+  out.resilience = read_resilience(top, job);
   const Section validation = top.child("validation", {"max_error_pct"});
   if (validation.has("max_error_pct")) {
     out.max_error_pct = validation.number("max_error_pct", 0, true, 1e6, std::nullopt, "percent");

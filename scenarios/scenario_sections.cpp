@@ -1,0 +1,79 @@
+#include "scenarios/scenario_sections.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ddpsim::scenarios {
+
+using sim::Time;
+
+netsim::SimgridOptions read_simgrid(const Section& top) {
+  netsim::SimgridOptions out;
+  const Section simgrid = top.child("simgrid", {"config", "memoize"});
+  out.memoize = simgrid.boolean("memoize", true);
+  const std::vector<std::string>& settable = netsim::simgrid_settable();
+  const Section simgrid_config = simgrid.child("config", std::vector<std::string_view>(settable.begin(), settable.end()));
+  for (const std::string& key : settable) {
+    if (!simgrid_config.has(key)) continue;
+    // Checked here: SimGrid aborts the process on a model it does not know.
+    std::string value;
+    if (key == "network/model") {
+      value = simgrid_config.choice(key, {"CM02", "LV08", "SMPI", "IB"}, std::nullopt);  // Constant has no links
+    } else if (key == "network/crosstraffic") {
+      // Through a temporary: GCC 12 warns falsely (-Wrestrict) when the literal is assigned.
+      value = std::string(simgrid_config.boolean(key, false) ? "1" : "0");
+    } else if (key == "surf/precision" || key == "maxmin/precision") {
+      value = fmt::format("{:.17g}", simgrid_config.number(key, 0, true, 1, std::nullopt, "a tolerance in (0, 1]"));
+    } else if (key == "network/bandwidth-factor") {
+      value = fmt::format("{:.17g}", simgrid_config.number(key, 0, true, 1e6, std::nullopt, "a factor"));
+    } else {
+      value = fmt::format("{:.17g}", simgrid_config.number(key, 0, false, 1e30, std::nullopt, "a number >= 0"));
+    }
+    out.config.emplace_back(key, value);
+  }
+  return out;
+}
+
+ResilienceSpec read_resilience(const Section& top, const models::DdpJob& job) {
+  ResilienceSpec out;
+  const Section ck = top.child("checkpoint", {"interval_min", "size_gb", "write_GBps", "read_GBps", "async", "keep_last"});
+  if (top.has("checkpoint")) {
+    models::CheckpointSpec c;
+    c.interval = Time::from_ms(60'000 * ck.number("interval_min", 0, true, 1e7, std::nullopt, "minutes of training"));
+    // Rule of thumb: 16 bytes per parameter with Adam (fp32 weights and two moments, bf16 copy).
+    c.size_gb = ck.number("size_gb", 0, true, 1e9, 16.0 * static_cast<double>(job.model.parameter_count()) / 1e9, "GB");
+    c.write_gbps = ck.number("write_GBps", 0, true, 1e6, std::nullopt, "GB/s");
+    c.read_gbps = ck.number("read_GBps", 0, true, 1e6, std::nullopt, "GB/s");
+    c.async = ck.boolean("async", false);
+    c.keep_last = static_cast<int>(ck.integer("keep_last", 1, 1000, 2));
+    out.checkpoint = c;
+  }
+  const Section fs = top.child("failures", {"mtbf_hours", "per", "detection", "heartbeat_s", "relaunch_s",
+                                            "horizon_hours", "corrupt_latest", "restart_world_size",
+                                            "restart_budget_min"});
+  if (top.has("failures")) {
+    if (!top.has("checkpoint")) top.missing("checkpoint", "a checkpoint section: failures are priced against it");
+    models::FailureSpec f;
+    f.mtbf_hours = fs.number("mtbf_hours", 0, true, 1e12, std::nullopt, "hours");
+    f.per_gpu = fs.choice("per", {"gpu", "job"}, "gpu") == "gpu";
+    f.detection = fs.choice("detection", {"watchdog", "heartbeat"}, "watchdog") == "watchdog" ? models::Detection::kWatchdog
+                                                                                             : models::Detection::kHeartbeat;
+    f.watchdog = job.watchdog_timeout;
+    f.heartbeat = Time::from_ms(1000 * fs.number("heartbeat_s", 0, false, 1e7, 30.0, "seconds"));
+    f.relaunch = Time::from_ms(1000 * fs.number("relaunch_s", 0, false, 1e7, std::nullopt, "seconds"));
+    f.horizon_hours = fs.number("horizon_hours", 0, true, 1e7, 24.0, "hours");
+    f.corrupt_latest = fs.boolean("corrupt_latest", false);
+    if (fs.has("restart_world_size")) {
+      f.restart_world_size = static_cast<int>(
+          fs.integer("restart_world_size", 1, job.cluster ? job.cluster->gpus() : kMaxWorldSize, std::nullopt));
+    }
+    out.restart_budget_min = fs.number("restart_budget_min", 0, true, 1e7, 15.0, "minutes");
+    out.failures = f;
+  }
+  return out;
+}
+
+}  // namespace ddpsim::scenarios

@@ -1,0 +1,18 @@
+#pragma once
+// Internal to scenarios/: the readers of the scenario's sections that stand
+// apart from the job's loop (simgrid, checkpoint and failures); the loader
+// (scenario_loader.cpp) calls them in its order of keys.
+
+#include "models/ddp_job.hpp"
+#include "netsim/simgrid_options.hpp"
+#include "scenarios/scenario.hpp"
+#include "scenarios/yaml_section.hpp"
+
+namespace ddpsim::scenarios {
+
+/// The simgrid section: SimGrid's settings ddpsim passes on, each checked.
+netsim::SimgridOptions read_simgrid(const Section& top);
+/// The checkpoint and failures sections (failures are priced against a checkpoint).
+ResilienceSpec read_resilience(const Section& top, const models::DdpJob& job);
+
+}  // namespace ddpsim::scenarios
