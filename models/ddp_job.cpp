@@ -55,10 +55,9 @@ ModelSpec block_model(sim::Time forward, sim::Time backward, sim::Time optimizer
 }
 
 bool uniform_program(const DdpJob& job) {
-  // A slow link only prices collectives, which every member shares. Without
-  // find_unused_parameters, an unused parameter stops its rank at the next
-  // forward (PyTorch's error).
-  return std::all_of(job.faults.begin(), job.faults.end(), [](const Fault& f) { return f.type == FaultType::kSlowLink; }) &&
+  // Without find_unused_parameters, an unused parameter stops its rank at
+  // the next forward (PyTorch's error).
+  return std::all_of(job.faults.begin(), job.faults.end(), [](const Fault& f) { return f.keeps_program_uniform(); }) &&
          (job.ddp.unused_parameters.empty() || job.ddp.find_unused_parameters || job.ddp.static_graph);
 }
 
@@ -68,11 +67,7 @@ bool symmetric(const DdpJob& job) {
 }
 
 bool keeps_lockstep(const DdpJob& job) {
-  // Faults that only slow a rank or a link down: the ranks still meet in
-  // every collective, as the rank-major schedule needs.
-  return std::all_of(job.faults.begin(), job.faults.end(), [](const Fault& f) {
-    return f.type == FaultType::kSlowdown || f.type == FaultType::kSlowLink || f.type == FaultType::kRank0Artifact;
-  });
+  return std::all_of(job.faults.begin(), job.faults.end(), [](const Fault& f) { return f.keeps_lockstep(); });
 }
 
 std::unique_ptr<CollectiveTimer> analytic_timer(const DdpJob& job, int world_size) {

@@ -28,8 +28,43 @@ bool Fault::applies(int rank, int g) const {
     case FaultType::kRank0Artifact: return every > 0 ? (g + 1) % every == 0 : g == iteration;
     case FaultType::kUnevenBatches:
     case FaultType::kSlowLink: return true;
-    default: return g == iteration;
+    case FaultType::kSkipBackward:
+    case FaultType::kSkipIteration:
+    case FaultType::kExtraCollective:
+    case FaultType::kUnusedParameters:
+    case FaultType::kCrash: return g == iteration;
   }
+  return false;
+}
+
+bool Fault::keeps_lockstep() const {
+  switch (type) {
+    case FaultType::kSlowdown:
+    case FaultType::kSlowLink:
+    case FaultType::kRank0Artifact: return true;
+    case FaultType::kSkipBackward:
+    case FaultType::kSkipIteration:
+    case FaultType::kUnevenBatches:
+    case FaultType::kExtraCollective:
+    case FaultType::kUnusedParameters:
+    case FaultType::kCrash: return false;
+  }
+  return false;
+}
+
+bool Fault::keeps_program_uniform() const {
+  switch (type) {
+    case FaultType::kSlowLink: return true;
+    case FaultType::kSlowdown:       // changes one rank's durations
+    case FaultType::kRank0Artifact:  // adds one rank's op
+    case FaultType::kSkipBackward:
+    case FaultType::kSkipIteration:
+    case FaultType::kUnevenBatches:
+    case FaultType::kExtraCollective:
+    case FaultType::kUnusedParameters:
+    case FaultType::kCrash: return false;
+  }
+  return false;
 }
 
 }  // namespace ddpsim::models

@@ -24,6 +24,10 @@ enum class FaultType {
 };
 std::string_view to_string(FaultType type);
 
+/// One fault of the scenario. The questions an evaluator asks of a fault
+/// (applies, keeps_lockstep, keeps_program_uniform) are answered in
+/// faults.cpp by switches over every FaultType, without a default: a new
+/// kind that one of them forgets does not compile (-Werror=switch in every build).
 struct Fault {
   FaultType type = FaultType::kCrash;
   std::vector<int> ranks;        ///< the ranks it applies to
@@ -41,6 +45,12 @@ struct Fault {
   bool has_rank(int rank) const;
   /// Applies to `rank` in global iteration `g` (for the iteration-based types).
   bool applies(int rank, int g) const;
+  /// Its ranks still meet the others in every collective: it only slows a
+  /// rank or a link down (the engine's rank-major schedule may run it).
+  bool keeps_lockstep() const;
+  /// Every rank still issues the same operations: it only changes what
+  /// collectives cost, which every member shares (levelized evaluation may run it).
+  bool keeps_program_uniform() const;
 };
 
 }  // namespace ddpsim::models
