@@ -199,95 +199,104 @@ bool passes_check(const CalibrateOptions& o, const std::string& candidate) {
   return worst <= *limit;
 }
 
-// ddpsim calibrate: the collective model fitted to ddpsim-real's all-reduce
-// sweeps, and per-layer compute from a 1-rank training run. With a check,
-// the new calibration replaces --out only if it predicts the held-out runs;
-// otherwise the last known-good one stays (exit 3).
-int calibrate(const CalibrateOptions& o) {
-  const std::vector<std::string>& measured = o.measured;
-  const std::string& out_path = o.out;
-  const int warmup = o.warmup;
-  for (const std::string& prefix : o.check_measured) {
-    for (const std::string& m : measured) {
-      if (m == prefix + ".rank0.json" || m == prefix) {
-        throw InputError({m, 0, 0}, "--check-measured", prefix, "held-out runs the fit does not use");
-      }
-    }
-  }
+// What calibrate reads: all-reduce sweeps, at most one 1-rank training run
+// (compute), multi-rank runs (arrival skew), and where each came from.
+struct CalibrationInputs {
   std::vector<ddpsim::validate::SweepPoint> points;
   std::vector<ddpsim::validate::SkewPoint> skews;
   std::optional<ComputeFit> compute;
   std::string sources;
+};
+
+CalibrationInputs read_calibration_inputs(const std::vector<std::string>& measured, int warmup) {
+  CalibrationInputs in;
   for (const std::string& path : measured) {
     const nlohmann::json j = ddpsim::validate::read_measurement(path);
     try {
       const int world = j.at("world_size").get<int>();
       if (j.contains("sweep")) {
-        for (const auto& row : j.at("sweep")) points.push_back({world, row.at("bytes").get<double>(), row.at("time_us").get<double>()});
+        for (const auto& row : j.at("sweep")) in.points.push_back({world, row.at("bytes").get<double>(), row.at("time_us").get<double>()});
       } else if (j.contains("steps") && world > 1) {
-        skews.push_back({world, arrival_skew_ms(path, warmup)});
+        in.skews.push_back({world, arrival_skew_ms(path, warmup)});
       } else if (j.contains("steps")) {
-        if (compute) throw InputError({path, 0, 0}, "", "", "one 1-rank run (another was given before)");
-        compute = fit_compute(j, path, warmup);
+        if (in.compute) throw InputError({path, 0, 0}, "", "", "one 1-rank run (another was given before)");
+        in.compute = fit_compute(j, path, warmup);
       } else {
         throw InputError({path, 0, 0}, "", "", "an all-reduce sweep (allreduce-sweep --json) or a training run (train --json)");
       }
     } catch (const nlohmann::json::exception& e) {
       throw InputError({path, 0, 0}, "", "", fmt::format("ddpsim-real's JSON: {}", e.what()));
     }
-    sources += "#   " + path + "\n";
+    in.sources += "#   " + path + "\n";
   }
-  std::string yaml = "# ddpsim calibrate, from:\n" + sources;
-  if (!points.empty()) {
-    ddpsim::validate::CollectiveFit fit;
-    try {
-      fit = ddpsim::validate::fit_collective(points);
-    } catch (const std::invalid_argument& e) {
-      throw InputError({measured.front(), 0, 0}, "sweep", "", e.what());
-    }
-    yaml += fmt::format(
-        "# collective: time = launch + 2(W-1) latency + 2(W-1)/W bytes / bandwidth (docs/cost-models.md), relative\n"
-        "# least squares over {} points: R^2 {:.6f}; relative error median {:.2f} %, max {:.2f} %\n",
-        points.size(), fit.r_squared, 100 * fit.median_relative_error, 100 * fit.max_relative_error);
-    for (const std::string& note : fit.notes) yaml += "# note: " + note + "\n";
-    if (fit.network_fitted) {
-      yaml += fmt::format("collective:\n  latency_us: {:.6g}\n  bandwidth_GBps: {:.6g}\n  launch_overhead_us: {:.6g}\n",
-                          fit.latency_us, fit.bandwidth_GBps, fit.launch_overhead_us);
-    } else {
-      yaml += fmt::format("collective:\n  launch_overhead_us: {:.6g}\n", fit.launch_overhead_us);
-    }
-    fmt::print("{:>4} {:>12} {:>12} {:>12} {:>9}\n", "W", "bytes", "time_us", "fitted_us", "error");
-    for (std::size_t i = 0; i < points.size(); ++i) {
-      const auto& p = points[i];
-      fmt::print("{:>4} {:>12.0f} {:>12.2f} {:>12.2f} {:>8.1f}%\n", p.world_size, p.bytes, p.time_us,
-                 p.time_us - fit.residuals_us[i], 100 * fit.residuals_us[i] / p.time_us);
-    }
+  return in;
+}
+
+// The collective section fitted to the sweeps (the fit's table printed as it goes).
+std::string collective_yaml(const std::vector<ddpsim::validate::SweepPoint>& points, const std::string& first) {
+  std::string yaml;
+  ddpsim::validate::CollectiveFit fit;
+  try {
+    fit = ddpsim::validate::fit_collective(points);
+  } catch (const std::invalid_argument& e) {
+    throw InputError({first, 0, 0}, "sweep", "", e.what());
   }
-  if (compute) {
-    yaml += fmt::format("# model: {} means over {} measured steps (after {} warm-up)\nmodel:\n",
-                        compute->whole_model ? "whole-model" : "per-layer", compute->steps, warmup);
-    if (compute->whole_model) {
-      yaml += fmt::format("  forward_ms: {:.6g}\n  backward_ms: {:.6g}\n", compute->forward_ms[0], compute->backward_ms[0]);
-    } else {
-      yaml += "  layers:\n";
-    }
-    for (std::size_t l = 0; !compute->whole_model && l < compute->forward_ms.size(); ++l) {
-      yaml += fmt::format("    - {{name: layers.{0}, params: [layers.{0}.weight, layers.{0}.bias], forward_ms: {1:.6g}, "
-                          "backward_ms: {2:.6g}}}\n",
-                          l, compute->forward_ms[l], compute->backward_ms[l]);
-    }
-    yaml += fmt::format("  optimizer_ms: {:.6g}\ndata:\n  load_ms: {:.6g}\n", compute->optimizer_ms, compute->data_ms);
+  yaml += fmt::format(
+      "# collective: time = launch + 2(W-1) latency + 2(W-1)/W bytes / bandwidth (docs/cost-models.md), relative\n"
+      "# least squares over {} points: R^2 {:.6f}; relative error median {:.2f} %, max {:.2f} %\n",
+      points.size(), fit.r_squared, 100 * fit.median_relative_error, 100 * fit.max_relative_error);
+  for (const std::string& note : fit.notes) yaml += "# note: " + note + "\n";
+  if (fit.network_fitted) {
+    yaml += fmt::format("collective:\n  latency_us: {:.6g}\n  bandwidth_GBps: {:.6g}\n  launch_overhead_us: {:.6g}\n",
+                        fit.latency_us, fit.bandwidth_GBps, fit.launch_overhead_us);
+  } else {
+    yaml += fmt::format("collective:\n  launch_overhead_us: {:.6g}\n", fit.launch_overhead_us);
   }
-  if (!skews.empty()) {
-    const ddpsim::validate::StragglerFit fit = ddpsim::validate::fit_straggler(skews);
-    yaml += "# straggler: arrival skew (slowest rank's backward end - the mean rank's, one host's clock):";
-    for (const auto& p : skews) yaml += fmt::format(" W={} {:.4g} ms", p.world_size, p.skew_ms);
-    yaml += fmt::format("\n# log2 form rms {:.3g} ms; the jitter form fits with rms {:.3g} ms as\n"
-                        "#   straggler: {{model: jitter, distribution: exponential, mean_ms: {:.6g}}}\n"
-                        "straggler:\n  model: log2\n  penalty_ms: {:.6g}\n",
-                        fit.log2_rms_ms, fit.jitter_rms_ms, fit.jitter_mean_ms, fit.log2_penalty_ms);
+  fmt::print("{:>4} {:>12} {:>12} {:>12} {:>9}\n", "W", "bytes", "time_us", "fitted_us", "error");
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
+    fmt::print("{:>4} {:>12.0f} {:>12.2f} {:>12.2f} {:>8.1f}%\n", p.world_size, p.bytes, p.time_us,
+               p.time_us - fit.residuals_us[i], 100 * fit.residuals_us[i] / p.time_us);
   }
-  fmt::print("{}", yaml);
+  return yaml;
+}
+
+// The model and data sections from a 1-rank run's means.
+std::string model_yaml(const ComputeFit& compute, int warmup) {
+  std::string yaml;
+  yaml += fmt::format("# model: {} means over {} measured steps (after {} warm-up)\nmodel:\n",
+                      compute.whole_model ? "whole-model" : "per-layer", compute.steps, warmup);
+  if (compute.whole_model) {
+    yaml += fmt::format("  forward_ms: {:.6g}\n  backward_ms: {:.6g}\n", compute.forward_ms[0], compute.backward_ms[0]);
+  } else {
+    yaml += "  layers:\n";
+  }
+  for (std::size_t l = 0; !compute.whole_model && l < compute.forward_ms.size(); ++l) {
+    yaml += fmt::format("    - {{name: layers.{0}, params: [layers.{0}.weight, layers.{0}.bias], forward_ms: {1:.6g}, "
+                        "backward_ms: {2:.6g}}}\n",
+                        l, compute.forward_ms[l], compute.backward_ms[l]);
+  }
+  yaml += fmt::format("  optimizer_ms: {:.6g}\ndata:\n  load_ms: {:.6g}\n", compute.optimizer_ms, compute.data_ms);
+  return yaml;
+}
+
+// The straggler section fitted to multi-rank runs' arrival skew.
+std::string straggler_yaml(const std::vector<ddpsim::validate::SkewPoint>& skews) {
+  std::string yaml;
+  const ddpsim::validate::StragglerFit fit = ddpsim::validate::fit_straggler(skews);
+  yaml += "# straggler: arrival skew (slowest rank's backward end - the mean rank's, one host's clock):";
+  for (const auto& p : skews) yaml += fmt::format(" W={} {:.4g} ms", p.world_size, p.skew_ms);
+  yaml += fmt::format("\n# log2 form rms {:.3g} ms; the jitter form fits with rms {:.3g} ms as\n"
+                      "#   straggler: {{model: jitter, distribution: exponential, mean_ms: {:.6g}}}\n"
+                      "straggler:\n  model: log2\n  penalty_ms: {:.6g}\n",
+                      fit.log2_rms_ms, fit.jitter_rms_ms, fit.jitter_mean_ms, fit.log2_penalty_ms);
+  return yaml;
+}
+
+// Writes the calibration to --out; with --check-measured, only if it
+// predicts the held-out runs (else the last known-good file stays: exit 3).
+int write_calibration(const CalibrateOptions& o, const std::string& yaml) {
+  const std::string& out_path = o.out;
   if (o.check_measured.empty()) {
     if (!out_path.empty()) write_file(out_path, yaml);
     return 0;
@@ -305,6 +314,27 @@ int calibrate(const CalibrateOptions& o) {
     fmt::print("rejected: no calibration written ({} does not exist; the candidate is in {})\n", out_path, candidate);
   }
   return 3;
+}
+
+// ddpsim calibrate: the collective model fitted to ddpsim-real's all-reduce
+// sweeps, and per-layer compute from a 1-rank training run. With a check,
+// the new calibration replaces --out only if it predicts the held-out runs;
+// otherwise the last known-good one stays (exit 3).
+int calibrate(const CalibrateOptions& o) {
+  for (const std::string& prefix : o.check_measured) {
+    for (const std::string& m : o.measured) {
+      if (m == prefix + ".rank0.json" || m == prefix) {
+        throw InputError({m, 0, 0}, "--check-measured", prefix, "held-out runs the fit does not use");
+      }
+    }
+  }
+  const CalibrationInputs in = read_calibration_inputs(o.measured, o.warmup);
+  std::string yaml = "# ddpsim calibrate, from:\n" + in.sources;
+  if (!in.points.empty()) yaml += collective_yaml(in.points, o.measured.front());
+  if (in.compute) yaml += model_yaml(*in.compute, o.warmup);
+  if (!in.skews.empty()) yaml += straggler_yaml(in.skews);
+  fmt::print("{}", yaml);
+  return write_calibration(o, yaml);
 }
 
 struct ValidateOptions {
