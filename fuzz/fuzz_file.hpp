@@ -15,11 +15,17 @@
 
 namespace ddpsim::fuzz {
 
-/// A folder of this process's own under the system's temporary directory.
+/// A folder of this process's own under the system's temporary directory, removed at exit.
 inline const std::filesystem::path& scratch() {
   static const std::filesystem::path dir = [] {
     std::filesystem::path d = std::filesystem::temp_directory_path() / ("ddpsim_fuzz_" + std::to_string(::getpid()));
     std::filesystem::create_directories(d);
+    // Removed at exit; the name is kept where static destruction cannot reach it.
+    static const std::string* const removed_at_exit = new std::string(d.string());
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(*removed_at_exit, ec);
+    });
     return d;
   }();
   return dir;

@@ -4,7 +4,7 @@
 
 #include "models/ddp_run.hpp"
 
-namespace ddpsim::models {
+namespace ddpsim::models::ddp {
 
 void Accounting::on_op(const sim::OpRecord& r) {
   if (const std::size_t ahead = static_cast<std::size_t>(r.rank) + kPrefetchDistance; prefetch_ && ahead < ranks_.size()) {
@@ -149,4 +149,4 @@ RunResult assemble(const DdpJob& job, const Plan& plan, const Accounting& accoun
   return out;
 }
 
-}  // namespace ddpsim::models
+}  // namespace ddpsim::models::ddp

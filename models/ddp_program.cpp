@@ -13,6 +13,7 @@
 
 namespace ddpsim::models {
 
+namespace ddp {
 namespace {
 
 // The training loop of one rank: a synchronous script, each iteration
@@ -477,6 +478,7 @@ class DdpEvaluation final : public Evaluation {
 };
 
 }  // namespace
+}  // namespace ddp
 
 ProgramTraits DdpProgram::traits() const {
   return {symmetric(job_), uniform_program(job_), keeps_lockstep(job_),
@@ -484,7 +486,7 @@ ProgramTraits DdpProgram::traits() const {
 }
 
 CommSettings DdpProgram::comm() const {
-  return {job_.backend, job_.watchdog_timeout, job_.fingerprint ? kFingerprintBytes : 0};
+  return {job_.backend, job_.watchdog_timeout, job_.fingerprint ? ddp::kFingerprintBytes : 0};
 }
 
 std::unique_ptr<CollectiveTimer> DdpProgram::analytic_timer(int world_size) const {
@@ -494,8 +496,8 @@ std::unique_ptr<CollectiveTimer> DdpProgram::analytic_timer(int world_size) cons
 std::vector<SlowLink> DdpProgram::slow_links() const { return models::slow_links(job_); }
 
 std::unique_ptr<Evaluation> DdpProgram::evaluation(int simulated, int world_size, std::uint64_t seed) const {
-  check_job(job_);
-  return std::make_unique<DdpEvaluation>(job_, simulated, world_size, seed);
+  ddp::check_job(job_);
+  return std::make_unique<ddp::DdpEvaluation>(job_, simulated, world_size, seed);
 }
 
 }  // namespace ddpsim::models

@@ -12,7 +12,7 @@
 #include "models/ddp_job.hpp"
 #include "sim/small_list.hpp"
 
-namespace ddpsim::models {
+namespace ddpsim::models::ddp {  // DDP's own: a second program may have a Plan of its own
 
 // TORCH_DISTRIBUTED_DEBUG=DETAIL's per-rank fingerprint: op type, sequence
 // number, and the shapes and dtypes of a few tensors, serialised as int64s.
@@ -161,4 +161,4 @@ class Accounting final : public sim::Observer {
 RunResult assemble(const DdpJob& job, const Plan& plan, const Accounting& accounting, Progress& progress,
                    const sim::RunSummary& summary, int simulated, int world_size);
 
-}  // namespace ddpsim::models
+}  // namespace ddpsim::models::ddp
