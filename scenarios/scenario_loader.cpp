@@ -20,6 +20,7 @@
 #include "scenarios/input_error.hpp"
 #include "scenarios/scenario.hpp"
 #include "scenarios/scenario_sections.hpp"
+#include "scenarios/schema.hpp"
 #include "scenarios/yaml_section.hpp"
 #include "sim/digest.hpp"
 
@@ -34,7 +35,7 @@ std::string stem_of(const std::string& source) {
 }
 
 models::StragglerModel read_straggler(const Section& s, const std::vector<int>& worlds) {
-  const std::string model = s.choice("model", {"none", "log2", "jitter"}, "none");
+  const std::string model = s.choice("model", "none");
   const std::string why = fmt::format("does not apply to straggler model '{}'", model);
   if (model == "none") {
     for (auto k : {"penalty_ms", "rank", "distribution", "mean_ms", "max_ms"}) s.forbid(k, why);
@@ -47,7 +48,7 @@ models::StragglerModel read_straggler(const Section& s, const std::vector<int>& 
     return models::Log2Straggler{s.millis("penalty_ms", std::nullopt), static_cast<int>(rank)};
   }
   for (auto k : {"penalty_ms", "rank"}) s.forbid(k, why);
-  const std::string dist = s.choice("distribution", {"exponential", "uniform"}, "exponential");
+  const std::string dist = s.choice("distribution", "exponential");
   if (dist == "exponential") {
     s.forbid("max_ms", "does not apply to the exponential distribution (it takes mean_ms)");
     return models::JitterStraggler{models::JitterDistribution::kExponential,
@@ -65,14 +66,15 @@ std::vector<models::Tensor> read_tensors(const Section& s, std::string_view key)
   std::vector<models::Tensor> out;
   const std::vector<YAML::Node> items = s.sequence(key);
   for (std::size_t i = 0; i < items.size(); ++i) {
-    const Section t = s.item(items[i], fmt::format("{}[{}]", s.path_of(key), i), {"name", "shape", "dtype"});
+    const Section t = s.item(items[i], fmt::format("{}[{}]", s.path_of(key), i),
+                             schema::children(schema::scenario_keys(), "model.parameters[]"));
     if (!t.has("name")) t.missing("name", "the tensor's name");
     models::Tensor x;
     x.name = t.text("name", "");
     for (const YAML::Node& d : t.sequence("shape")) x.shape.push_back(t.parse_integer(d, "shape", 1, kMaxDim));
     if (!t.has("shape")) t.missing("shape", "a list of dimensions, e.g. [64, 3, 7, 7]");
-    const std::string dtype = t.choice("dtype", {"float32", "float16", "bfloat16", "float64", "int64", "int32",
-                                                 "uint8", "bool"}, "float32");
+    const std::string dtype = t.choice("dtype", schema::choices(schema::scenario_keys(), "model.parameters[].dtype"),
+                                       "float32");
     x.dtype = *models::parse_dtype(dtype);
     for (const models::Tensor& prev : out) {
       if (prev.name == x.name) t.fail_value("name", "expected a name not used by an earlier tensor");
@@ -185,8 +187,7 @@ void read_compute(const Section& model, ComputeTimes& times, models::ModelSpec& 
     const ParamIndex index(spec.parameters);
     const std::vector<YAML::Node> layers = model.sequence("layers");
     for (std::size_t i = 0; i < layers.size(); ++i) {
-      const Section l = model.item(layers[i], fmt::format("model.layers[{}]", i),
-                                   {"name", "params", "forward_ms", "backward_ms", "forward_gflops", "backward_gflops"});
+      const Section l = model.item(layers[i], "layers", i);
       l.text("name", "");
       if (!l.has("params")) l.missing("params", "the names of the layer's parameters");
       const std::vector<int> members = index.list(l, "params", true);
@@ -214,9 +215,7 @@ void read_compute(const Section& model, ComputeTimes& times, models::ModelSpec& 
 }
 
 models::ModelSpec read_model(const Section& top, std::string& description) {
-  const Section model = top.child("model", {"preset", "parameters", "gradient_ready_order", "buffers", "gradient_bytes",
-                                            "forward_ms", "backward_ms", "forward_gflops", "backward_gflops", "layers",
-                                            "optimizer_ms"});
+  const Section model = top.child("model");
   if (!top.has("model")) top.missing("model", "a mapping with a preset, parameters or gradient_bytes, and compute times");
   const int forms = int(model.has("preset")) + int(model.has("parameters")) + int(model.has("gradient_bytes"));
   if (forms != 1) {
@@ -225,7 +224,7 @@ models::ModelSpec read_model(const Section& top, std::string& description) {
     model.fail(model.has("gradient_bytes") ? "gradient_bytes" : "parameters", why);
   }
   models::ModelSpec spec;
-  const Section device = top.child("device", {"peak_tflops", "efficiency"});
+  const Section device = top.child("device");
   ComputeTimes times(device);
   if (model.has("gradient_bytes")) {
     for (auto k : {"gradient_ready_order", "buffers", "layers"}) model.forbid(k, "needs a parameters list or a preset");
@@ -240,7 +239,7 @@ models::ModelSpec read_model(const Section& top, std::string& description) {
     const std::string source = "preset:" + name;
     const YAML::Node root = parse_yaml(*models::preset_yaml(name), source);
     const Reader reader(source);
-    const Section preset(reader, root, "", Location{source, 1, 1}, {"name", "parameters", "gradient_ready_order", "buffers"});
+    const Section preset(reader, root, schema::preset_keys());
     spec.parameters = read_tensors(preset, "parameters");
     spec.ready_order = read_ready_order(preset, spec.parameters);
     spec.buffers = read_tensors(preset, "buffers");
@@ -263,9 +262,7 @@ models::ModelSpec read_model(const Section& top, std::string& description) {
 }
 
 models::DdpConfig read_ddp(const Section& top, const models::ModelSpec& model, std::vector<double>& caps) {
-  const Section s = top.child("ddp", {"bucket_cap_mb", "first_bucket_mb", "find_unused_parameters", "static_graph",
-                                      "broadcast_buffers", "gradient_accumulation", "unused_parameters",
-                                      "traversal_us_per_tensor"});
+  const Section s = top.child("ddp");
   models::DdpConfig ddp;
   caps = s.number_or_list("bucket_cap_mb", 0, 1e6, 25.0, "MiB");
   ddp.bucket_cap_bytes = models::bucket_bytes(caps.front());
@@ -287,24 +284,11 @@ std::vector<models::Fault> read_faults(const Section& top, const models::DdpJob&
   const std::vector<YAML::Node> items = top.sequence("faults");
   const int total = job.total_iterations();
   for (std::size_t i = 0; i < items.size(); ++i) {
-    const Section f = top.item(items[i], fmt::format("faults[{}]", i),
-                               {"type", "rank", "iteration", "fewer", "op", "bytes", "parameters", "factor",
-                                "from_iteration", "to_iteration", "target", "duration_ms", "every", "at_ms"});
+    const Section f = top.item(items[i], "faults", i);
     models::Fault fault;
-    const std::string type = f.choice("type", {"skip_backward", "skip_iteration", "uneven_batches", "extra_collective",
-                                               "unused_parameters", "slowdown", "slow_link", "rank0_artifact", "crash"},
-                                      std::nullopt);
-    const std::vector<std::string_view> keys_of_type =
-        type == "skip_backward" || type == "skip_iteration" ? std::vector<std::string_view>{"rank", "iteration"}
-        : type == "uneven_batches"                          ? std::vector<std::string_view>{"rank", "fewer"}
-        : type == "extra_collective" ? std::vector<std::string_view>{"rank", "iteration", "op", "bytes"}
-        : type == "unused_parameters" ? std::vector<std::string_view>{"rank", "iteration", "parameters"}
-        : type == "slowdown" ? std::vector<std::string_view>{"rank", "factor", "from_iteration", "to_iteration", "target"}
-        : type == "slow_link" ? std::vector<std::string_view>{"rank", "factor"}
-        : type == "rank0_artifact" ? std::vector<std::string_view>{"iteration", "every", "duration_ms"}
-                                   : std::vector<std::string_view>{"rank", "iteration", "at_ms"};
-    for (std::string_view k : {"rank", "iteration", "fewer", "op", "bytes", "parameters", "factor", "from_iteration",
-                               "to_iteration", "target", "duration_ms", "every", "at_ms"}) {
+    const std::string type = f.choice("type", std::nullopt);
+    const std::vector<std::string_view>& keys_of_type = schema::fault_kind(type)->keys;
+    for (std::string_view k : schema::fault_keys()) {
       if (std::find(keys_of_type.begin(), keys_of_type.end(), k) == keys_of_type.end()) {
         f.forbid(k, fmt::format("does not apply to a {} fault (it takes {})", type, join(keys_of_type)));
       }
@@ -330,7 +314,7 @@ std::vector<models::Fault> read_faults(const Section& top, const models::DdpJob&
     } else if (type == "extra_collective") {
       fault.type = models::FaultType::kExtraCollective;
       fault.iteration = iteration("iteration", std::nullopt);
-      const std::string op = f.choice("op", {"all_reduce", "broadcast", "barrier"}, "all_reduce");
+      const std::string op = f.choice("op", "all_reduce");
       fault.collective.kind = op == "all_reduce" ? sim::CollectiveKind::kAllReduce
                               : op == "broadcast" ? sim::CollectiveKind::kBroadcast
                                                   : sim::CollectiveKind::kBarrier;
@@ -346,7 +330,7 @@ std::vector<models::Fault> read_faults(const Section& top, const models::DdpJob&
       fault.iteration = iteration("from_iteration", 0);
       fault.until_iteration = iteration("to_iteration", total - 1);
       if (fault.until_iteration < fault.iteration) f.fail_value("to_iteration", "expected >= from_iteration");
-      fault.data = f.choice("target", {"compute", "data"}, "compute") == "data";
+      fault.data = f.choice("target", "compute") == "data";
     } else if (type == "slow_link") {
       fault.type = models::FaultType::kSlowLink;
       fault.factor = f.number("factor", 1, false, 1e6, std::nullopt, "bandwidth divided by");
@@ -386,9 +370,9 @@ void apply_calibration_text(Scenario& out, std::string_view text, const std::str
   check_text(text, source);
   const YAML::Node root = parse_yaml(text, source);
   const Reader reader(source);
-  const Section top(reader, root, "", Location{source, 1, 1}, {"collective", "model", "data", "straggler"});
+  const Section top(reader, root, schema::calibration_keys());
   models::DdpJob& job = out.job;
-  const Section coll = top.child("collective", {"latency_us", "bandwidth_GBps", "launch_overhead_us"});
+  const Section coll = top.child("collective");
   if (job.cluster) {
     coll.forbid("latency_us", "the scenario's cluster section gives every route's latency");
     coll.forbid("bandwidth_GBps", "the scenario's cluster section gives every route's bandwidth");
@@ -398,32 +382,34 @@ void apply_calibration_text(Scenario& out, std::string_view text, const std::str
     job.network.bandwidth_GBps = coll.number("bandwidth_GBps", 0, true, 1e6, std::nullopt, "GB/s, 1 GB = 1e9 bytes");
   }
   if (coll.has("launch_overhead_us")) job.network.launch_overhead = coll.micros("launch_overhead_us", std::nullopt);
-  const Section model = top.child("model", {"layers", "forward_ms", "backward_ms", "optimizer_ms"});
+  const Section model = top.child("model");
   if (model.has("layers") || model.has("forward_ms") || model.has("backward_ms")) {
-    const Section no_device = top.child("device", {});
+    const Section no_device = top.child("device");
     ComputeTimes times(no_device);
     read_compute(model, times, job.model);
   }
   if (model.has("optimizer_ms")) job.model.optimizer = model.millis("optimizer_ms", std::nullopt);
-  const Section data = top.child("data", {"load_ms"});
+  const Section data = top.child("data");
   if (data.has("load_ms")) job.data_load = data.millis("load_ms", std::nullopt);
   if (top.has("straggler")) {
-    job.straggler = read_straggler(top.child("straggler", {"model", "penalty_ms", "rank", "distribution", "mean_ms", "max_ms"}),
+    job.straggler = read_straggler(top.child("straggler"),
                                    out.world_sizes);
   }
   out.calibration = source;
   out.calibration_sha256 = sim::to_hex(sim::sha256(text));
 }
 
-models::Fabric read_fabric(const Section& f, bool inter) {
+namespace {
+
+models::Fabric read_fabric(const Section& f) {
   models::Fabric out;
-  const std::string topology = inter ? f.choice("topology", {"star", "fat_tree"}, "star") : f.choice("topology", {"star", "ring"}, "star");
+  const std::string topology = f.choice("topology", "star");
   out.topology = topology == "ring"       ? models::Fabric::Topology::kRing
                  : topology == "fat_tree" ? models::Fabric::Topology::kFatTree
                                           : models::Fabric::Topology::kStar;
   out.bandwidth_GBps = f.number("bandwidth_GBps", 0, true, 1e6, std::nullopt, "GB/s, 1 GB = 1e9 bytes");
   out.latency = f.micros("latency_us", std::nullopt);
-  out.full_duplex = f.choice("duplex", {"full", "half"}, "full") == "full";
+  out.full_duplex = f.choice("duplex", "full") == "full";
   if (out.topology == models::Fabric::Topology::kFatTree) {
     out.nodes_per_switch = static_cast<int>(f.integer("nodes_per_switch", 1, kMaxWorldSize, std::nullopt));
     out.oversubscription = f.number("oversubscription", 1, false, 1e6, 1.0, "downlink:uplink capacity ratio, 1 = full bisection");
@@ -436,21 +422,19 @@ models::Fabric read_fabric(const Section& f, bool inter) {
 
 // The cluster section (models/cluster.hpp): nodes of GPUs, their fabrics.
 models::ClusterSpec read_cluster(const Section& top) {
-  const Section c = top.child("cluster", {"nodes", "gpus_per_node", "nics_per_node", "intra", "inter"});
+  const Section c = top.child("cluster");
   models::ClusterSpec out;
   out.nodes = static_cast<int>(c.integer("nodes", 1, kMaxWorldSize, std::nullopt));
   out.gpus_per_node = static_cast<int>(c.integer("gpus_per_node", 1, 1 << 16, std::nullopt));
   if (static_cast<std::int64_t>(out.nodes) * out.gpus_per_node > kMaxWorldSize) {
     c.fail_value("nodes", fmt::format("at most {} GPUs in all (nodes x gpus_per_node)", kMaxWorldSize));
   }
-  const std::vector<std::string_view> fabric_keys = {"topology", "bandwidth_GBps", "latency_us", "duplex",
-                                                     "nodes_per_switch", "oversubscription"};
   if (!c.has("intra")) c.missing("intra", "the intra-node fabric: topology, bandwidth_GBps, latency_us");
-  out.intra = read_fabric(c.child("intra", fabric_keys), false);
+  out.intra = read_fabric(c.child("intra"));
   if (out.nodes > 1) {
     if (!c.has("inter")) c.missing("inter", "the inter-node network: topology, bandwidth_GBps, latency_us");
     out.nics_per_node = static_cast<int>(c.integer("nics_per_node", 1, out.gpus_per_node, 1));
-    out.inter = read_fabric(c.child("inter", fabric_keys), true);
+    out.inter = read_fabric(c.child("inter"));
   } else {
     c.forbid("inter", "one node has no inter-node network");
     c.forbid("nics_per_node", "one node has no inter-node network");
@@ -459,11 +443,8 @@ models::ClusterSpec read_cluster(const Section& top) {
   return out;
 }
 
-namespace {
-
 void read_training(const Section& top, models::DdpJob& job) {
-  const Section training = top.child("training", {"iterations", "epochs", "warmup_iterations", "local_batch_size",
-                                                  "final_barrier", "agree_on_skip", "join"});
+  const Section training = top.child("training");
   job.iterations = static_cast<int>(training.integer("iterations", 1, 10'000'000, 10));
   job.epochs = static_cast<int>(training.integer("epochs", 1, 10'000'000 / job.iterations, 1));
   const int total = job.total_iterations();
@@ -477,7 +458,7 @@ void read_training(const Section& top, models::DdpJob& job) {
 // The data section: the load time and, with a dataset size, the sampler.
 void read_data(const Section& top, Scenario& out) {
   models::DdpJob& job = out.job;
-  const Section data = top.child("data", {"load_ms", "dataset_size", "shuffle", "drop_last", "set_epoch", "epochs"});
+  const Section data = top.child("data");
   job.data_load = data.millis("load_ms", 0.0);
   if (data.has("dataset_size")) {
     SamplerSpec sampler;
@@ -497,16 +478,16 @@ void read_data(const Section& top, Scenario& out) {
 void read_network(const Section& top, Scenario& out) {
   models::DdpJob& job = out.job;
   const Section coll =
-      top.child("collective", {"backend", "algorithm", "latency_us", "bandwidth_GBps", "launch_overhead_us"});
+      top.child("collective");
   if (!top.has("collective") && !top.has("cluster")) {
     top.missing("collective", "a mapping with latency_us and bandwidth_GBps (or a cluster section)");
   }
-  job.algorithm = coll.choice("algorithm", {"ring", "hierarchical"}, "ring") == "ring" ? models::Algorithm::kRing
+  job.algorithm = coll.choice("algorithm", "ring") == "ring" ? models::Algorithm::kRing
                                                                                         : models::Algorithm::kHierarchical;
-  const bool gloo = coll.choice("backend", {"nccl", "gloo"}, "nccl") == "gloo";
+  const bool gloo = coll.choice("backend", "nccl") == "gloo";
   job.backend = gloo ? models::Backend::kGloo : models::Backend::kNccl;
   // PyTorch's defaults: 10 minutes for NCCL process groups, 30 for gloo.
-  const Section watchdog = top.child("watchdog", {"timeout_s"});
+  const Section watchdog = top.child("watchdog");
   job.watchdog_timeout = Time::from_ms(1000 * watchdog.number("timeout_s", 0, false, 1e7, gloo ? 1800.0 : 600.0, "seconds; 0 disables"));
   if (top.has("cluster")) {
     job.cluster = read_cluster(top);
@@ -543,16 +524,13 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   check_text(text, source);
   const YAML::Node root = parse_yaml(text, source);
   const Reader reader(source);
-  const Section top(reader, root, "", Location{source, 1, 1},
-                    {"name", "description", "seed", "engine", "world_size", "training", "model", "device", "ddp",
-                     "data", "collective", "watchdog", "debug", "straggler", "faults", "failures", "checkpoint",
-                     "calibration", "validation", "cluster", "simgrid"});
+  const Section top(reader, root, schema::scenario_keys());
   Scenario out;
   out.source = source;
   out.sha256 = sim::to_hex(sim::sha256(text));
   out.name = top.text("name", stem_of(source));
   top.text("description", "");
-  out.engine = top.choice("engine", {"analytic", "simgrid"}, "analytic");
+  out.engine = top.choice("engine", "analytic");
   out.simgrid = read_simgrid(top);
   out.seed = static_cast<std::uint64_t>(top.integer("seed", 0, INT64_MAX, 0));
   for (std::int64_t w : top.integer_or_list("world_size", 1, kMaxWorldSize)) out.world_sizes.push_back(static_cast<int>(w));
@@ -567,13 +545,13 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
 
   read_network(top, out);
 
-  job.fingerprint = top.child("debug", {"fingerprint"}).boolean("fingerprint", false);
+  job.fingerprint = top.child("debug").boolean("fingerprint", false);
   job.straggler = read_straggler(
-      top.child("straggler", {"model", "penalty_ms", "rank", "distribution", "mean_ms", "max_ms"}), out.world_sizes);
+      top.child("straggler"), out.world_sizes);
   job.faults = read_faults(top, job, *std::min_element(out.world_sizes.begin(), out.world_sizes.end()));
 
   out.resilience = read_resilience(top, job);
-  const Section validation = top.child("validation", {"max_error_pct"});
+  const Section validation = top.child("validation");
   if (validation.has("max_error_pct")) {
     out.max_error_pct = validation.number("max_error_pct", 0, true, 1e6, std::nullopt, "percent");
   }

@@ -12,7 +12,7 @@ using sim::Time;
 
 netsim::SimgridOptions read_simgrid(const Section& top) {
   netsim::SimgridOptions out;
-  const Section simgrid = top.child("simgrid", {"config", "memoize"});
+  const Section simgrid = top.child("simgrid");
   out.memoize = simgrid.boolean("memoize", true);
   const std::vector<std::string>& settable = netsim::simgrid_settable();
   const Section simgrid_config = simgrid.child("config", std::vector<std::string_view>(settable.begin(), settable.end()));
@@ -21,7 +21,7 @@ netsim::SimgridOptions read_simgrid(const Section& top) {
     // Checked here: SimGrid aborts the process on a model it does not know.
     std::string value;
     if (key == "network/model") {
-      value = simgrid_config.choice(key, {"CM02", "LV08", "SMPI", "IB"}, std::nullopt);  // Constant has no links
+      value = simgrid_config.choice(key, std::nullopt);  // Constant has no links
     } else if (key == "network/crosstraffic") {
       // Through a temporary: GCC 12 warns falsely (-Wrestrict) when the literal is assigned.
       value = std::string(simgrid_config.boolean(key, false) ? "1" : "0");
@@ -39,7 +39,7 @@ netsim::SimgridOptions read_simgrid(const Section& top) {
 
 ResilienceSpec read_resilience(const Section& top, const models::DdpJob& job) {
   ResilienceSpec out;
-  const Section ck = top.child("checkpoint", {"interval_min", "size_gb", "write_GBps", "read_GBps", "async", "keep_last"});
+  const Section ck = top.child("checkpoint");
   if (top.has("checkpoint")) {
     models::CheckpointSpec c;
     c.interval = Time::from_ms(60'000 * ck.number("interval_min", 0, true, 1e7, std::nullopt, "minutes of training"));
@@ -51,15 +51,13 @@ ResilienceSpec read_resilience(const Section& top, const models::DdpJob& job) {
     c.keep_last = static_cast<int>(ck.integer("keep_last", 1, 1000, 2));
     out.checkpoint = c;
   }
-  const Section fs = top.child("failures", {"mtbf_hours", "per", "detection", "heartbeat_s", "relaunch_s",
-                                            "horizon_hours", "corrupt_latest", "restart_world_size",
-                                            "restart_budget_min"});
+  const Section fs = top.child("failures");
   if (top.has("failures")) {
     if (!top.has("checkpoint")) top.missing("checkpoint", "a checkpoint section: failures are priced against it");
     models::FailureSpec f;
     f.mtbf_hours = fs.number("mtbf_hours", 0, true, 1e12, std::nullopt, "hours");
-    f.per_gpu = fs.choice("per", {"gpu", "job"}, "gpu") == "gpu";
-    f.detection = fs.choice("detection", {"watchdog", "heartbeat"}, "watchdog") == "watchdog" ? models::Detection::kWatchdog
+    f.per_gpu = fs.choice("per", "gpu") == "gpu";
+    f.detection = fs.choice("detection", "watchdog") == "watchdog" ? models::Detection::kWatchdog
                                                                                              : models::Detection::kHeartbeat;
     f.watchdog = job.watchdog_timeout;
     f.heartbeat = Time::from_ms(1000 * fs.number("heartbeat_s", 0, false, 1e7, 30.0, "seconds"));

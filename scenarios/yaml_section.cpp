@@ -11,6 +11,7 @@
 #include <charconv>
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 
 #include "scenarios/scenario.hpp"
 
@@ -97,6 +98,11 @@ Section::Section(const Reader& reader, YAML::Node node, std::string path, Locati
   }
 }
 
+Section::Section(const Reader& reader, YAML::Node node, const std::vector<schema::Key>& keys)
+    : Section(reader, std::move(node), "", Location{reader.file(), 1, 1}, schema::children(keys, "")) {
+  schema_ = &keys;
+}
+
 void Section::fail(std::string_view key, const std::string& expected) const {
   throw InputError(location_of(entries_.at(std::string(key)).key), path_of(key), "", expected);
 }
@@ -112,9 +118,40 @@ void Section::missing(std::string_view key, const std::string& expected) const {
 }
 
 Section Section::child(std::string_view key, std::vector<std::string_view> allowed) const {
-  if (!has(key)) return Section(reader_, YAML::Node(), path_of(key), where_, std::move(allowed));
-  const auto& e = entries_.at(std::string(key));
-  return Section(reader_, e.value, path_of(key), location_of(e.key), std::move(allowed));
+  const bool present = has(key);
+  Section out(reader_, present ? entries_.at(std::string(key)).value : YAML::Node(), path_of(key),
+              present ? location_of(entries_.at(std::string(key)).key) : where_, std::move(allowed));
+  out.schema_ = schema_;
+  return out;
+}
+
+namespace {
+
+// "faults[3].rank" -> "faults[].rank": a key's path in the schema.
+std::string schema_path(std::string_view path) {
+  std::string out;
+  bool in_index = false;
+  for (char c : path) {
+    if (c == ']') in_index = false;
+    if (!in_index) out += c;
+    if (c == '[') in_index = true;
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<schema::Key>& Section::schema() const {
+  if (schema_ == nullptr) throw std::logic_error("scenario section '" + path_ + "' has no schema");
+  return *schema_;
+}
+
+Section Section::child(std::string_view key) const {
+  return child(key, schema::children(schema(), schema_path(path_of(key))));
+}
+
+std::string Section::choice(std::string_view key, std::optional<std::string_view> fallback) const {
+  return choice(key, schema::choices(schema(), schema_path(path_of(key))), fallback);
 }
 
 // Plain (unquoted) scalars only: a quoted "40" is a string, not a number.
@@ -216,7 +253,14 @@ std::vector<YAML::Node> Section::sequence(std::string_view key) const {
 }
 
 Section Section::item(const YAML::Node& n, std::string path, std::vector<std::string_view> allowed) const {
-  return Section(reader_, n, std::move(path), location_of(n), std::move(allowed));
+  Section out(reader_, n, std::move(path), location_of(n), std::move(allowed));
+  out.schema_ = schema_;
+  return out;
+}
+
+Section Section::item(const YAML::Node& n, std::string_view key, std::size_t index) const {
+  const std::string path = fmt::format("{}[{}]", path_of(key), index);
+  return item(n, path, schema::children(schema(), schema_path(path)));
 }
 
 std::vector<std::pair<std::string, YAML::Node>> Section::strings(std::string_view key) const {

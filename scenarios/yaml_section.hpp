@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "scenarios/input_error.hpp"
+#include "scenarios/schema.hpp"
 #include "sim/time.hpp"
 
 namespace ddpsim::scenarios {
@@ -36,6 +37,8 @@ class Section {
  public:
   Section(const Reader& reader, YAML::Node node, std::string path, Location where,
           std::vector<std::string_view> allowed);
+  /// A file's top level, its keys (and every child's) from `keys`, which outlives it.
+  Section(const Reader& reader, YAML::Node node, const std::vector<schema::Key>& keys);
 
   bool has(std::string_view key) const { return entries_.count(std::string(key)) != 0; }
   std::string path_of(std::string_view key) const {
@@ -50,6 +53,8 @@ class Section {
   }
 
   Section child(std::string_view key, std::vector<std::string_view> allowed) const;
+  /// The mapping under `key`, its allowed keys from the schema.
+  Section child(std::string_view key) const;
   const YAML::Node& value(std::string_view key) const { return entries_.at(std::string(key)).value; }
 
   std::int64_t integer(std::string_view key, std::int64_t lo, std::int64_t hi,
@@ -60,12 +65,16 @@ class Section {
   sim::Time micros(std::string_view key, std::optional<double> fallback) const;
   std::string choice(std::string_view key, std::vector<std::string_view> options,
                      std::optional<std::string_view> fallback) const;
+  /// One of the schema's choices for `key`.
+  std::string choice(std::string_view key, std::optional<std::string_view> fallback) const;
   std::string text(std::string_view key, std::string fallback) const;
   bool boolean(std::string_view key, bool fallback) const;
   /// The sequence under `key` (empty if absent), checked to be a sequence.
   std::vector<YAML::Node> sequence(std::string_view key) const;
   /// A mapping inside a sequence, at `path` ("model.parameters[3]").
   Section item(const YAML::Node& n, std::string path, std::vector<std::string_view> allowed) const;
+  /// Item `index` of the list under `key`, its keys from the schema.
+  Section item(const YAML::Node& n, std::string_view key, std::size_t index) const;
   /// A list of strings under `key`, each checked to be a plain scalar.
   std::vector<std::pair<std::string, YAML::Node>> strings(std::string_view key) const;
   [[noreturn]] void fail_node(const YAML::Node& n, const std::string& key_path, const std::string& expected) const {
@@ -82,11 +91,13 @@ class Section {
   Location location_of(const YAML::Node& n) const;
 
  private:
+  const std::vector<schema::Key>& schema() const;
   struct Entry {
     YAML::Node key;
     YAML::Node value;
   };
   const Reader& reader_;
+  const std::vector<schema::Key>* schema_ = nullptr;  ///< where child(key) finds its keys
   std::string path_;
   Location where_;
   std::map<std::string, Entry> entries_;

@@ -1,0 +1,345 @@
+#include "scenarios/schema.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+// The meanings' definitions: docs/cost-models.md; PyTorch's behaviour:
+// ../shared/reference/ddp_semantics.md. Each section's keys are declared in
+// the order the loader lists them in its errors ("allowed here: ...").
+
+namespace ddpsim::scenarios::schema {
+namespace {
+
+using T = Type;
+constexpr std::string_view kReq = "**required**";
+
+const std::vector<Key> kScenario = {
+    {"name", T::kString, "", "", "the file's stem", "names the scenario in output"},
+    {"description", T::kString, "", "", "none", "free text, for people"},
+    {"seed", T::kInteger, "", ">= 0", "0", "seeds every random draw (jitter, sampler shuffle)"},
+    {"engine", T::kChoice, "", "analytic, simgrid", "`analytic`",
+     "how long collectives take: the formulas, or every transfer on a SimGrid platform "
+     "(docs/cost-models.md#the-simgrid-engine), at most 4,096 ranks; `ddpsim run --engine` overrides it"},
+    {"world_size", T::kIntegerOrList, "ranks", "1..1,048,576", kReq,
+     "ranks; a list is a sweep, one result row per value, in file order"},
+    {"training", T::kMapping, "", "", "", "the training loop"},
+    {"training.iterations", T::kInteger, "", "1..10,000,000", "10", "optimizer steps simulated per world size"},
+    {"training.epochs", T::kInteger, "", ">= 1", "1",
+     "epochs of `iterations` each; iterations are numbered globally, 0 .. epochs x iterations - 1"},
+    {"training.warmup_iterations", T::kInteger, "", "0..iterations-1", "2 (iterations-1 if smaller)",
+     "first iterations left out of `step_ms` and per-rank means; iteration 0 follows construction, "
+     "iteration 1 runs the bucket rebuild"},
+    {"training.local_batch_size", T::kInteger, "", "1..16,777,216", "32",
+     "samples per rank per micro-step; global batch = local x W x gradient_accumulation"},
+    {"training.final_barrier", T::kBool, "", "", "true", "every rank runs `dist.barrier()` after its loop"},
+    {"training.agree_on_skip", T::kBool, "", "", "false",
+     "all-reduce a 4-byte skip flag after every forward; a `skip_backward` on any rank then skips on all"},
+    {"training.join", T::kBool, "", "", "false",
+     "each epoch's loop runs inside `torch.distributed.algorithms.Join`"},
+    {"model", T::kMapping, "", "", kReq,
+     "exactly one of `preset`, `parameters`, `gradient_bytes`, with whole-model times or `layers`"},
+    {"model.preset", T::kChoice, "", "bert-base, gpt2-small, linear-8-1, resnet18, resnet50",
+     "one of preset, parameters, gradient_bytes is **required**",
+     "parameters, ready order and buffers from `models/presets/`"},
+    {"model.parameters", T::kList, "", "", "",
+     "the tensors of `named_parameters()`, in registration order"},
+    {"model.parameters[].name", T::kString, "", "unique", kReq, "the parameter's name"},
+    {"model.parameters[].shape", T::kIntegerList, "", "list of integers >= 1 (`[]` for a scalar)", kReq,
+     "the tensor's dimensions"},
+    {"model.parameters[].dtype", T::kChoice, "", "float32, float16, bfloat16, float64, int64, int32, uint8, bool",
+     "`float32`", "the element type"},
+    {"model.gradient_ready_order", T::kNameList, "", "each parameter once", "reverse registration order",
+     "the order gradients become ready in backward"},
+    {"model.buffers", T::kList, "", "", "none",
+     "buffers (BatchNorm statistics...), broadcast before forward; items as `model.parameters`"},
+    {"model.buffers[].name", T::kString, "", "unique", kReq, "the buffer's name"},
+    {"model.buffers[].shape", T::kIntegerList, "", "list of integers >= 1", kReq, "the tensor's dimensions"},
+    {"model.buffers[].dtype", T::kChoice, "", "float32, float16, bfloat16, float64, int64, int32, uint8, bool",
+     "`float32`", "the element type"},
+    {"model.gradient_bytes", T::kInteger, "bytes", ">= 1, a multiple of 4", "",
+     "a one-block model: one fp32 gradient tensor"},
+    {"model.forward_ms", T::kNumber, "ms", ">= 0", "",
+     "whole-model forward time, spread over the tensors in proportion to their element counts"},
+    {"model.backward_ms", T::kNumber, "ms", ">= 0", "", "whole-model backward time, spread likewise"},
+    {"model.forward_gflops", T::kNumber, "GFLOP per local batch", ">= 0", "",
+     "instead of `forward_ms`: time = GFLOP / (device.peak_tflops x device.efficiency)"},
+    {"model.backward_gflops", T::kNumber, "GFLOP per local batch", ">= 0", "", "instead of `backward_ms`, likewise"},
+    {"model.layers", T::kList, "", "", "",
+     "per-layer times instead of whole-model ones, spread over the layer's tensors by element count; "
+     "every parameter in exactly one layer"},
+    {"model.layers[].name", T::kString, "", "", "none", "the layer's name, for people"},
+    {"model.layers[].params", T::kNameList, "", "at least one, in no other layer", kReq,
+     "the names of the layer's parameters"},
+    {"model.layers[].forward_ms", T::kNumber, "ms", ">= 0", "this or `forward_gflops` **required**",
+     "the layer's forward time"},
+    {"model.layers[].backward_ms", T::kNumber, "ms", ">= 0", "this or `backward_gflops` **required**",
+     "the layer's backward time"},
+    {"model.layers[].forward_gflops", T::kNumber, "GFLOP per local batch", ">= 0", "",
+     "instead of `forward_ms`"},
+    {"model.layers[].backward_gflops", T::kNumber, "GFLOP per local batch", ">= 0", "",
+     "instead of `backward_ms`"},
+    {"model.optimizer_ms", T::kNumber, "ms", ">= 0", "0", "optimizer step"},
+    {"device", T::kMapping, "", "", "none", "the device, to turn GFLOP into time (only with a `_gflops` key)"},
+    {"device.peak_tflops", T::kNumber, "TFLOP/s", "> 0", "required with any `_gflops`", "the device's peak"},
+    {"device.efficiency", T::kNumber, "", "(0, 1]", "required with any `_gflops`", "fraction of peak achieved"},
+    {"ddp", T::kMapping, "", "", "", "DistributedDataParallel's arguments"},
+    {"ddp.bucket_cap_mb", T::kNumberOrList, "MiB", "> 0", "25", "bucket cap; a list is a second sweep axis"},
+    {"ddp.first_bucket_mb", T::kNumber, "MiB", "> 0", "1", "cap of the first rebuilt bucket"},
+    {"ddp.find_unused_parameters", T::kBool, "", "", "false",
+     "as PyTorch: small construction buckets, no rebuild, graph traversal, used-map all-reduce"},
+    {"ddp.static_graph", T::kBool, "", "", "false", "rebuild at the third forward; no traversal"},
+    {"ddp.broadcast_buffers", T::kBool, "", "", "true", "broadcast buffers before each syncing forward"},
+    {"ddp.gradient_accumulation", T::kInteger, "", "1..1,048,576", "1",
+     "micro-steps per optimizer step, all but the last under `no_sync()`"},
+    {"ddp.unused_parameters", T::kNameList, "", "each once", "none", "parameters that get no gradient"},
+    {"ddp.traversal_us_per_tensor", T::kNumber, "us", ">= 0", "1",
+     "`find_unused_parameters`: autograd-graph walk per parameter tensor after every forward"},
+    {"data", T::kMapping, "", "", "", "data loading and the DistributedSampler"},
+    {"data.load_ms", T::kNumber, "ms", ">= 0", "0", "host-side data loading per micro-step, before forward"},
+    {"data.dataset_size", T::kInteger, "examples", ">= 1", "none",
+     "N examples: adds a DistributedSampler audit to the result"},
+    {"data.shuffle", T::kBool, "", "", "true", "DistributedSampler(shuffle); needs `dataset_size`"},
+    {"data.drop_last", T::kBool, "", "", "false", "DistributedSampler(drop_last); needs `dataset_size`"},
+    {"data.set_epoch", T::kBool, "", "", "true", "false: the script never calls set_epoch; needs `dataset_size`"},
+    {"data.epochs", T::kInteger, "", "1..1000", "1", "epochs audited; needs `dataset_size`"},
+    {"collective", T::kMapping, "", "", "**required** without `cluster`", "the process group and its network"},
+    {"collective.backend", T::kChoice, "", "nccl, gloo", "`nccl`",
+     "what a mismatched pair of collectives does (docs/runbook.md)"},
+    {"collective.algorithm", T::kChoice, "", "ring, hierarchical", "`ring`",
+     "all-reduce algorithm: one ring over all ranks, or reduce-scatter inside each node, one inter-node ring "
+     "per local GPU, all-gather inside each node (only on whole nodes of a cluster with more than one node; "
+     "otherwise the ring)"},
+    {"collective.latency_us", T::kNumber, "us", ">= 0", "**required** without `cluster`, refused with it",
+     "alpha: latency of one ring step"},
+    {"collective.bandwidth_GBps", T::kNumber, "GB/s (10^9 B/s)", "> 0",
+     "**required** without `cluster`, refused with it", "link bandwidth"},
+    {"collective.launch_overhead_us", T::kNumber, "us", ">= 0", "0", "fixed cost per collective"},
+    {"watchdog", T::kMapping, "", "", "", "the collective watchdog"},
+    {"watchdog.timeout_s", T::kNumber, "s", ">= 0", "600 (nccl), 1800 (gloo)",
+     "a rank waiting this long in a collective aborts the job; 0: never"},
+    {"debug", T::kMapping, "", "", "", "PyTorch's debug settings"},
+    {"debug.fingerprint", T::kBool, "", "", "false",
+     "TORCH_DISTRIBUTED_DEBUG=DETAIL: an all-gather of a 64-byte fingerprint per rank before every collective "
+     "(priced), and every rank fails at the first collective whose op or size differs"},
+    {"straggler", T::kMapping, "", "", "", "slow ranks (docs/cost-models.md#stragglers)"},
+    {"straggler.model", T::kChoice, "", "none, log2, jitter", "`none`", "see docs/cost-models.md#stragglers"},
+    {"straggler.penalty_ms", T::kNumber, "ms", ">= 0", "**required** for `log2`",
+     "slow rank's extra backward time per doubling of W"},
+    {"straggler.rank", T::kInteger, "", "-1..min(world_size)-1", "-1 (the last rank)", "`log2`: which rank is slow"},
+    {"straggler.distribution", T::kChoice, "", "exponential, uniform", "`exponential`",
+     "`jitter`: the per-rank, per-iteration delay"},
+    {"straggler.mean_ms", T::kNumber, "ms", "> 0", "**required** for `exponential`", "mean delay"},
+    {"straggler.max_ms", T::kNumber, "ms", "> 0", "**required** for `uniform`", "delays lie in [0, max_ms)"},
+    {"faults", T::kList, "", "", "none", "what given ranks do differently (the fault table below)"},
+    {"faults[].type", T::kChoice, "",
+     "skip_backward, skip_iteration, uneven_batches, extra_collective, unused_parameters, slowdown, slow_link, "
+     "rank0_artifact, crash",
+     kReq, "the kind of fault"},
+    {"faults[].rank", T::kIntegerOrList, "", "0..min(world_size)-1", "**required** but for `rank0_artifact`",
+     "the ranks it applies to"},
+    {"faults[].iteration", T::kInteger, "", "0..epochs x iterations - 1", "", "the global iteration"},
+    {"faults[].fewer", T::kInteger, "", "1..iterations-1", "", "`uneven_batches`: batches fewer per epoch"},
+    {"faults[].op", T::kChoice, "", "all_reduce, broadcast, barrier", "`all_reduce`",
+     "`extra_collective`: the collective"},
+    {"faults[].bytes", T::kInteger, "bytes", "0..2^40", "4", "`extra_collective`: its size"},
+    {"faults[].parameters", T::kNameList, "", "each once", "", "`unused_parameters`: the parameters"},
+    {"faults[].factor", T::kNumber, "", "> 0 (slow_link: >= 1)", "", "`slowdown`, `slow_link`: how much slower"},
+    {"faults[].from_iteration", T::kInteger, "", "0..epochs x iterations - 1", "0", "`slowdown`: first iteration"},
+    {"faults[].to_iteration", T::kInteger, "", "from_iteration..epochs x iterations - 1", "the last",
+     "`slowdown`: last iteration, inclusive"},
+    {"faults[].target", T::kChoice, "", "compute, data", "`compute`", "`slowdown`: what is slower"},
+    {"faults[].duration_ms", T::kNumber, "ms", ">= 0", "", "`rank0_artifact`: how long it writes"},
+    {"faults[].every", T::kInteger, "", "1..epochs x iterations", "", "`rank0_artifact`: every N iterations"},
+    {"faults[].at_ms", T::kNumber, "ms", ">= 0", "", "`crash`: the time it dies"},
+    {"failures", T::kMapping, "", "", "none", "failures arriving over a horizon; needs `checkpoint`"},
+    {"failures.mtbf_hours", T::kNumber, "hours", "> 0", kReq, "mean time between failures"},
+    {"failures.per", T::kChoice, "", "gpu, job", "`gpu`", "per GPU (the job's MTBF is mtbf / W) or for the whole job"},
+    {"failures.detection", T::kChoice, "", "watchdog, heartbeat", "`watchdog`",
+     "how a dead rank is noticed: the collective watchdog (`watchdog.timeout_s`) or the launcher's heartbeat"},
+    {"failures.heartbeat_s", T::kNumber, "s", ">= 0", "30", "heartbeat detection delay"},
+    {"failures.relaunch_s", T::kNumber, "s", ">= 0", kReq,
+     "tear down, reschedule, restart processes, initialise NCCL"},
+    {"failures.horizon_hours", T::kNumber, "hours", "> 0", "24", "wall-clock time over which failures arrive (seeded)"},
+    {"failures.corrupt_latest", T::kBool, "", "", "false", "the first failure finds the latest checkpoint unreadable"},
+    {"failures.restart_world_size", T::kInteger, "ranks", ">= 1", "none",
+     "elastic: after a crash the job resumes on this many ranks"},
+    {"failures.restart_budget_min", T::kNumber, "minutes", "> 0", "15",
+     "a crash's restart must fit in this (the seed's \"restart under 15 minutes\")"},
+    {"checkpoint", T::kMapping, "", "", "none", "checkpoints, to price failures and restarts"},
+    {"checkpoint.interval_min", T::kNumber, "minutes of training", "> 0", kReq, "time between checkpoints"},
+    {"checkpoint.size_gb", T::kNumber, "GB", "> 0", "16 bytes per parameter", "full training state (Adam rule of thumb)"},
+    {"checkpoint.write_GBps", T::kNumber, "GB/s", "> 0", kReq, "storage write bandwidth for the job"},
+    {"checkpoint.read_GBps", T::kNumber, "GB/s", "> 0", kReq, "storage read bandwidth for the job"},
+    {"checkpoint.async", T::kBool, "", "", "false", "written in the background: no stall, valid once written"},
+    {"checkpoint.keep_last", T::kInteger, "", "1..1000", "2", "checkpoints kept; a corrupt latest falls back only with >= 2"},
+    {"calibration", T::kPath, "", "relative to the scenario's folder", "none",
+     "a calibration file (`ddpsim calibrate --out`; its keys below): its values replace the scenario's; "
+     "checked like a scenario, errors name the calibration file"},
+    {"validation", T::kMapping, "", "", "", "what `ddpsim validate` accepts"},
+    {"validation.max_error_pct", T::kNumber, "%", "> 0", "none",
+     "`ddpsim validate` exits 3 when a predicted step time misses the measured one by more"},
+    {"cluster", T::kMapping, "", "", "none", "nodes of GPUs and their fabrics, instead of `collective`'s one route"},
+    {"cluster.nodes", T::kInteger, "", "1..1,048,576", kReq,
+     "nodes; rank r runs on GPU r % gpus_per_node of node r / gpus_per_node; every world size must fit"},
+    {"cluster.gpus_per_node", T::kInteger, "", "1..65,536", kReq, "GPUs per node, one rank each"},
+    {"cluster.nics_per_node", T::kInteger, "", "1..gpus_per_node", "1",
+     "NICs per node; GPU g uses NIC g * nics / gpus_per_node (only with nodes > 1)"},
+    {"cluster.intra", T::kMapping, "", "", kReq, "the fabric inside a node"},
+    {"cluster.intra.topology", T::kChoice, "", "star, ring", "`star`",
+     "NVSwitch-like switch (one link per GPU) or a ring of links between neighbouring GPUs"},
+    {"cluster.intra.bandwidth_GBps", T::kNumber, "GB/s", "> 0", kReq,
+     "route bandwidth between two GPUs of a node (a ring: of one link)"},
+    {"cluster.intra.latency_us", T::kNumber, "us", ">= 0", kReq,
+     "route latency between two GPUs of a node (star: half on each GPU's link; a ring: per link)"},
+    {"cluster.intra.duplex", T::kChoice, "", "full, half", "`full`", "half: a link's two directions share its bandwidth"},
+    {"cluster.intra.nodes_per_switch", T::kInteger, "", "refused", "", "only a fat_tree (`inter`) has leaf switches"},
+    {"cluster.intra.oversubscription", T::kNumber, "", "refused", "",
+     "only a fat_tree (`inter`) has oversubscribed uplinks"},
+    {"cluster.inter", T::kMapping, "", "", "**required** with nodes > 1, refused with one node",
+     "the network between nodes"},
+    {"cluster.inter.topology", T::kChoice, "", "star, fat_tree", "`star`", "one switch, or a two-level fat tree"},
+    {"cluster.inter.bandwidth_GBps", T::kNumber, "GB/s", "> 0", kReq, "per NIC and direction"},
+    {"cluster.inter.latency_us", T::kNumber, "us", ">= 0", kReq, "NIC to NIC, half on each NIC's link"},
+    {"cluster.inter.duplex", T::kChoice, "", "full, half", "`full`", "half: a link's two directions share its bandwidth"},
+    {"cluster.inter.nodes_per_switch", T::kInteger, "", "1..1,048,576", "**required** for `fat_tree`",
+     "nodes under one leaf switch"},
+    {"cluster.inter.oversubscription", T::kNumber, "", ">= 1", "1",
+     "fat tree: a leaf's uplink carries nodes_per_switch x nics_per_node x bandwidth / this"},
+    {"simgrid", T::kMapping, "", "", "", "the SimGrid engine's settings"},
+    {"simgrid.config", T::kMapping, "", "", "none",
+     "SimGrid settings, applied after ddpsim's own (CM02, TCP-gamma 0, no cross-traffic), each checked at load"},
+    {"simgrid.config.network/model", T::kChoice, "", "CM02, LV08, SMPI, IB", "`CM02`",
+     "SimGrid's network model (LV08: its calibrated TCP model; Constant is refused: it has no links)"},
+    {"simgrid.config.network/TCP-gamma", T::kNumber, "bytes", "0..1e30", "0", "the TCP window bound"},
+    {"simgrid.config.network/crosstraffic", T::kBool, "", "", "false", "model the ACKs' reverse traffic"},
+    {"simgrid.config.network/latency-factor", T::kNumber, "", "0..1e30", "the model's", "latency multiplier"},
+    {"simgrid.config.network/bandwidth-factor", T::kNumber, "", "(0, 1e6]", "the model's", "bandwidth multiplier"},
+    {"simgrid.config.network/weight-S", T::kNumber, "", "0..1e30", "the model's", "RTT weight in sharing"},
+    {"simgrid.config.surf/precision", T::kNumber, "", "(0, 1]", "SimGrid's", "numerical tolerance of the solver's clock"},
+    {"simgrid.config.maxmin/precision", T::kNumber, "", "(0, 1]", "SimGrid's", "numerical tolerance of the sharing solver"},
+    {"simgrid.memoize", T::kBool, "", "", "true",
+     "simulate each distinct collective once and reuse its time (exact, docs/cost-models.md#the-simgrid-engine); "
+     "false simulates every one"},
+};
+
+// `ddpsim calibrate --out` writes these; `calibration:` and `--calibration`
+// read them. The layers' and the straggler's keys are the scenario's.
+const std::vector<Key> kCalibrationOwn = {
+    {"collective", T::kMapping, "", "", "none", "the fitted collective cost (refused for a scenario with a cluster)"},
+    {"collective.latency_us", T::kNumber, "us", ">= 0", "the scenario's", "alpha: latency of one ring step"},
+    {"collective.bandwidth_GBps", T::kNumber, "GB/s (10^9 B/s)", "> 0", "the scenario's", "link bandwidth"},
+    {"collective.launch_overhead_us", T::kNumber, "us", ">= 0", "the scenario's", "fixed cost per collective"},
+    {"model", T::kMapping, "", "", "none", "measured compute times"},
+    {"model.layers", T::kList, "", "", "the scenario's", "per-layer times, as the scenario's `model.layers`"},
+    {"model.forward_ms", T::kNumber, "ms", ">= 0", "the scenario's", "whole-model forward time"},
+    {"model.backward_ms", T::kNumber, "ms", ">= 0", "the scenario's", "whole-model backward time"},
+    {"model.optimizer_ms", T::kNumber, "ms", ">= 0", "the scenario's", "optimizer step"},
+    {"data", T::kMapping, "", "", "none", "measured data loading"},
+    {"data.load_ms", T::kNumber, "ms", ">= 0", "the scenario's", "data loading per micro-step"},
+    {"straggler", T::kMapping, "", "", "the scenario's", "the fitted straggler model, keys as the scenario's `straggler`"},
+};
+
+const std::vector<Key> kPreset = {
+    {"name", T::kString, "", "", "", "the preset's name"},
+    {"parameters", T::kList, "", "", kReq, "as a scenario's `model.parameters`"},
+    {"gradient_ready_order", T::kNameList, "", "each parameter once", "reverse registration order",
+     "as a scenario's `model.gradient_ready_order`"},
+    {"buffers", T::kList, "", "", "none", "as a scenario's `model.buffers`"},
+};
+
+// In FaultType's order (models/faults.hpp).
+const std::vector<FaultKind> kFaultKinds = {
+    {"skip_backward", {"rank", "iteration"}, "`iteration`", "forward runs, backward does not: no hook, no all-reduce"},
+    {"skip_iteration", {"rank", "iteration"}, "`iteration`", "loads its batch, then `continue`s before forward"},
+    {"uneven_batches", {"rank", "fewer"}, "`fewer` (1..iterations-1)", "runs `fewer` batches less per epoch"},
+    {"extra_collective", {"rank", "iteration", "op", "bytes"},
+     "`iteration`, `op` (all_reduce, broadcast, barrier; default all_reduce), `bytes` (default 4)",
+     "issues one more collective after its step and waits for it"},
+    {"unused_parameters", {"rank", "iteration", "parameters"}, "`iteration`, `parameters` (names)",
+     "those parameters get no gradient in that iteration"},
+    {"slowdown", {"rank", "factor", "from_iteration", "to_iteration", "target"},
+     "`factor` (> 0), `from_iteration` (0), `to_iteration` (last), `target` (compute or data)",
+     "compute (forward, backward, optimizer) or data loading takes `factor` times longer"},
+    {"slow_link", {"rank", "factor"}, "`factor` (>= 1)",
+     "the ring link leaving the rank runs at bandwidth / factor, for every run that includes the rank"},
+    {"rank0_artifact", {"iteration", "every", "duration_ms"}, "`iteration` or `every`, `duration_ms`",
+     "rank 0 writes logs or a checkpoint on the host after its step"},
+    {"crash", {"rank", "iteration", "at_ms"}, "`iteration` or `at_ms`",
+     "the process dies at the start of the iteration, or at the time"},
+};
+
+std::string_view parent_of(std::string_view path) {
+  const std::size_t dot = path.rfind('.');
+  return dot == std::string_view::npos ? std::string_view() : path.substr(0, dot);
+}
+
+std::string_view leaf_of(std::string_view path) {
+  const std::size_t dot = path.rfind('.');
+  return dot == std::string_view::npos ? path : path.substr(dot + 1);
+}
+
+std::vector<std::string_view> split_list(std::string_view text) {
+  std::vector<std::string_view> out;
+  while (!text.empty()) {
+    const std::size_t comma = text.find(", ");
+    out.push_back(text.substr(0, comma));
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 2);
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<Key>& scenario_keys() { return kScenario; }
+const std::vector<Key>& calibration_keys() {
+  static const std::vector<Key> keys = [] {
+    std::vector<Key> out = kCalibrationOwn;
+    for (const Key& k : kScenario) {
+      if (k.path.starts_with("model.layers[].") || k.path.starts_with("straggler.")) out.push_back(k);
+    }
+    return out;
+  }();
+  return keys;
+}
+const std::vector<Key>& preset_keys() { return kPreset; }
+const std::vector<FaultKind>& fault_kinds() { return kFaultKinds; }
+
+const FaultKind* fault_kind(std::string_view type) {
+  for (const FaultKind& k : kFaultKinds) {
+    if (k.type == type) return &k;
+  }
+  return nullptr;
+}
+
+std::vector<std::string_view> fault_keys() {
+  std::vector<std::string_view> out = children(kScenario, "faults[]");
+  out.erase(out.begin());  // type
+  return out;
+}
+
+std::vector<std::string_view> children(const std::vector<Key>& keys, std::string_view section) {
+  std::vector<std::string_view> out;
+  for (const Key& k : keys) {
+    if (parent_of(k.path) == section) out.push_back(leaf_of(k.path));
+  }
+  return out;
+}
+
+const Key& key(const std::vector<Key>& keys, std::string_view path) {
+  for (const Key& k : keys) {
+    if (k.path == path) return k;
+  }
+  throw std::logic_error(fmt::format("schema: no key '{}' is declared", path));
+}
+
+std::vector<std::string_view> choices(const std::vector<Key>& keys, std::string_view path) {
+  const Key& k = key(keys, path);
+  if (k.type != Type::kChoice) {
+    throw std::logic_error(fmt::format("schema: '{}' is not a choice", path));
+  }
+  return split_list(k.range);
+}
+
+}  // namespace ddpsim::scenarios::schema
