@@ -214,12 +214,7 @@ TEST_CASE("unused parameters without find_unused_parameters: PyTorch's error at 
 
 namespace {
 
-models::Fault fault_on(models::FaultType type, int rank) {
-  models::Fault f;
-  f.type = type;
-  f.ranks = {rank};
-  return f;
-}
+models::Fault fault_on(models::FaultKind kind, int rank) { return models::Fault{{rank}, std::move(kind)}; }
 
 }  // namespace
 
@@ -232,9 +227,9 @@ TEST_CASE("the schedule: rank-major for jitter, or for lockstep once it has two 
   policy.threads = 2;
   CHECK(exec::choose_schedule(models::DdpProgram(job).traits(), two, policy) == sim::Schedule::kRankMajor);
   CHECK(exec::choose_schedule(models::DdpProgram(job).traits(), two - 1, policy) == sim::Schedule::kTimeOrder);  // too few ranks for a second thread
-  job.faults.push_back(fault_on(models::FaultType::kSlowdown, 3));
+  job.faults.push_back(fault_on(models::fault::Slowdown{}, 3));
   CHECK(exec::choose_schedule(models::DdpProgram(job).traits(), two, policy) == sim::Schedule::kRankMajor);  // a slow rank keeps lockstep
-  job.faults.push_back(fault_on(models::FaultType::kSkipBackward, 1));
+  job.faults.push_back(fault_on(models::fault::SkipBackward{}, 1));
   CHECK(exec::choose_schedule(models::DdpProgram(job).traits(), two, policy) == sim::Schedule::kTimeOrder);  // a hang: time order at once
   job.faults.clear();
   policy.threads = 1;
@@ -247,8 +242,7 @@ TEST_CASE("the schedule: rank-major for jitter, or for lockstep once it has two 
 TEST_CASE("a lockstep job: time order and rank-major on two threads give the same result") {
   exec::ExecutionPolicy policy;
   models::DdpJob job = scaling_lab();
-  job.faults.push_back(fault_on(models::FaultType::kSlowdown, 5));
-  job.faults.back().factor = 1.5;
+  job.faults.push_back(fault_on(models::fault::Slowdown{1.5}, 5));
   const int w = 2 * exec::kRanksPerEngineThread;
   const models::RunResult t = exec::simulate_ddp(job, w, 7, policy);  // one thread: time order
   policy.threads = 2;
@@ -373,8 +367,7 @@ TEST_CASE("levelized evaluation gives the engine's result, exactly") {
       {"debug fingerprint", [](models::DdpJob& j) { j.fingerprint = true; }},
       {"no watchdog", [](models::DdpJob& j) { j.watchdog_timeout = Time{}; }},
       {"a slow link", [](models::DdpJob& j) {
-         j.faults.push_back(fault_on(models::FaultType::kSlowLink, 2));
-         j.faults.back().factor = 4;
+         j.faults.push_back(fault_on(models::fault::SlowLink{4}, 2));
        }},
   };
   for (const auto& [name, change] : variants) {
@@ -433,9 +426,9 @@ TEST_CASE("a uniform program: no fault, and no unused parameter that stops a ran
   CHECK_FALSE(models::uniform_program(job));  // PyTorch's error at the next forward, on every rank
   job.ddp.find_unused_parameters = true;
   CHECK(models::uniform_program(job));
-  job.faults.push_back(fault_on(models::FaultType::kSlowLink, 0));
+  job.faults.push_back(fault_on(models::fault::SlowLink{}, 0));
   CHECK(models::uniform_program(job));  // it prices collectives, which all members share
-  job.faults.push_back(fault_on(models::FaultType::kSlowdown, 0));
+  job.faults.push_back(fault_on(models::fault::Slowdown{}, 0));
   CHECK_FALSE(models::uniform_program(job));
   job.faults.clear();
   policy.fast_path = false;
@@ -484,15 +477,14 @@ TEST_CASE("levelized evaluation equals the engine on random jobs without faults"
 TEST_CASE("a rank-major run that reaches a crash, a hang or a disagreement is run again in time order") {
   struct Case {
     const char* name;
-    models::FaultType type;
+    models::FaultKind kind;
   };
-  for (const Case c : {Case{"crash", models::FaultType::kCrash}, Case{"skip backward", models::FaultType::kSkipBackward},
-                       Case{"extra collective", models::FaultType::kExtraCollective}}) {
+  for (const Case& c : {Case{"crash", models::fault::Crash{3, std::nullopt}},
+                        Case{"skip backward", models::fault::SkipBackward{3}},
+                        Case{"extra collective", models::fault::ExtraCollective{3, {sim::CollectiveKind::kAllReduce, 4}}}}) {
     CAPTURE(c.name);
     models::DdpJob job = layered_job();
-    job.faults.push_back(fault_on(c.type, 1));
-    job.faults.back().iteration = 3;
-    job.faults.back().collective = {sim::CollectiveKind::kAllReduce, 4};
+    job.faults.push_back(fault_on(c.kind, 1));
     exec::ExecutionPolicy policy;
     policy.schedule = sim::Schedule::kRankMajor;
     const models::RunResult major = exec::simulate_ddp(job, 4, 5, policy);

@@ -26,19 +26,13 @@ models::DdpJob seed_job() {
   return job;
 }
 
-Fault fault(FaultType type, std::vector<int> ranks, int iteration = -1) {
-  Fault f;
-  f.type = type;
-  f.ranks = std::move(ranks);
-  f.iteration = iteration;
-  return f;
-}
+Fault fault(models::FaultKind kind, std::vector<int> ranks) { return Fault{std::move(ranks), std::move(kind)}; }
 
 }  // namespace
 
 TEST_CASE("skip_backward: silent misalignment, then a hang at the final barrier, culprit named") {
   auto job = seed_job();
-  job.faults = {fault(FaultType::kSkipBackward, {1}, 3)};
+  job.faults = {fault(models::fault::SkipBackward{3}, {1})};
   const auto r = exec::simulate_ddp(job, 4, 0);
   CHECK(r.outcome == models::Outcome::kHang);
   REQUIRE(r.failure.has_value());
@@ -60,9 +54,9 @@ TEST_CASE("skip_backward: silent misalignment, then a hang at the final barrier,
 
 TEST_CASE("skip_iteration hangs the same way; agreeing on the skip completes") {
   auto job = seed_job();
-  job.faults = {fault(FaultType::kSkipIteration, {2}, 5)};
+  job.faults = {fault(models::fault::SkipIteration{5}, {2})};
   CHECK(exec::simulate_ddp(job, 4, 0).failure->culprit_rank == 2);
-  job.faults = {fault(FaultType::kSkipBackward, {1}, 3)};
+  job.faults = {fault(models::fault::SkipBackward{3}, {1})};
   job.agree_on_skip = true;
   const auto fixed = exec::simulate_ddp(job, 4, 0);
   CHECK(fixed.outcome == models::Outcome::kCompleted);
@@ -72,8 +66,7 @@ TEST_CASE("skip_iteration hangs the same way; agreeing on the skip completes") {
 
 TEST_CASE("uneven batches hang; Join shadows the missing iterations and completes") {
   auto job = seed_job();
-  Fault uneven = fault(FaultType::kUnevenBatches, {0});
-  uneven.fewer = 1;
+  Fault uneven = fault(models::fault::UnevenBatches{1}, {0});
   job.faults = {uneven};
   const auto r = exec::simulate_ddp(job, 4, 0);
   CHECK(r.outcome == models::Outcome::kHang);
@@ -90,8 +83,7 @@ TEST_CASE("uneven batches hang; Join shadows the missing iterations and complete
 
 TEST_CASE("rank 0's extra all-reduce: nccl hangs at the mismatch, gloo aborts the smaller side") {
   auto job = seed_job();
-  Fault extra = fault(FaultType::kExtraCollective, {0}, 2);
-  extra.collective = {sim::CollectiveKind::kAllReduce, 4};
+  Fault extra = fault(models::fault::ExtraCollective{2, {sim::CollectiveKind::kAllReduce, 4}}, {0});
   job.faults = {extra};
   const auto nccl = exec::simulate_ddp(job, 4, 0);
   CHECK(nccl.outcome == models::Outcome::kHang);
@@ -116,8 +108,7 @@ TEST_CASE("rank 0's extra all-reduce: nccl hangs at the mismatch, gloo aborts th
 
 TEST_CASE("unused parameters on one rank: its next forward raises; the others wait for its bucket") {
   auto job = seed_job();
-  Fault unused = fault(FaultType::kUnusedParameters, {1}, 2);
-  unused.parameters = {0};
+  Fault unused = fault(models::fault::UnusedParameters{2, {0}}, {1});
   job.faults = {unused};
   const auto r = exec::simulate_ddp(job, 4, 0);
   CHECK(r.outcome == models::Outcome::kCrash);
@@ -134,14 +125,13 @@ TEST_CASE("unused parameters on one rank: its next forward raises; the others wa
 
 TEST_CASE("a crash at a time: reported at once; without a watchdog nothing else would end the job") {
   auto job = seed_job();
-  Fault crash = fault(FaultType::kCrash, {3});
-  crash.at = Time::from_ms(20);
+  Fault crash = fault(models::fault::Crash{-1, Time::from_ms(20)}, {3});
   job.faults = {crash};
   const auto r = exec::simulate_ddp(job, 4, 0);
   CHECK(r.outcome == models::Outcome::kCrash);
   CHECK(*r.failure->detected_at_ms == doctest::Approx(20));
   CHECK(r.failure->culprit_rank == 3);
-  job.faults = {fault(FaultType::kSkipBackward, {1}, 3)};
+  job.faults = {fault(models::fault::SkipBackward{3}, {1})};
   job.watchdog_timeout = Time::zero();
   const auto forever = exec::simulate_ddp(job, 4, 0);
   CHECK(forever.outcome == models::Outcome::kHang);
@@ -152,9 +142,8 @@ TEST_CASE("stragglers: a slow rank waits least, the others' wait is its cost; a 
   auto job = seed_job();
   job.epochs = 1;
   job.iterations = 6;
-  Fault slow = fault(FaultType::kSlowdown, {2});
-  slow.factor = 2;  // forward + backward + optimizer: 4 ms -> 8 ms
-  slow.iteration = 0;
+  // forward + backward + optimizer: 4 ms -> 8 ms, from iteration 0 to the end
+  Fault slow = fault(models::fault::Slowdown{2, 0, -1, false}, {2});
   job.faults = {slow};
   const auto r = exec::simulate_ddp(job, 4, 0);
   CHECK(r.ranks[2].wait_ms == doctest::Approx(0));
@@ -162,8 +151,7 @@ TEST_CASE("stragglers: a slow rank waits least, the others' wait is its cost; a 
   // its optimizer step (2 ms instead of 1) delays the next iteration's start by 1 ms more.
   CHECK(r.ranks[0].wait_ms == doctest::Approx(3 + 1));
   auto fast = seed_job();
-  Fault link = fault(FaultType::kSlowLink, {0});
-  link.factor = 4;
+  Fault link = fault(models::fault::SlowLink{4}, {0});
   fast.model = models::block_model(Time::from_ms(1), Time::from_ms(2), Time::from_ms(1), 400'000'000);
   const double base = exec::simulate_ddp(fast, 4, 0).ranks[0].collective_ms;
   fast.faults = {link};
@@ -174,8 +162,7 @@ TEST_CASE("stragglers: a slow rank waits least, the others' wait is its cost; a 
 
 TEST_CASE("rank 0 writing an artifact makes the others wait at the next collective") {
   auto job = seed_job();
-  Fault artifact = fault(FaultType::kRank0Artifact, {0}, 4);
-  artifact.duration = Time::from_ms(50);
+  Fault artifact = fault(models::fault::Rank0Artifact{4, 0, Time::from_ms(50)}, {0});
   job.faults = {artifact};
   const auto r = exec::simulate_ddp(job, 4, 0);
   CHECK(r.outcome == models::Outcome::kCompleted);
@@ -190,7 +177,7 @@ TEST_CASE("debug fingerprints: fail at the first divergent collective, at a pric
   const double checked = *exec::simulate_ddp(job, 4, 0).step_ms;
   // One extra all-gather of 4 x 64 bytes per collective: 10 us launch + 3 x 5 us + 192 B at 100 GB/s.
   CHECK(checked - clean == doctest::Approx(0.010 + 0.015 + 0.00192).epsilon(0.01));
-  job.faults = {fault(FaultType::kSkipBackward, {1}, 3)};
+  job.faults = {fault(models::fault::SkipBackward{3}, {1})};
   const auto r = exec::simulate_ddp(job, 4, 0);
   CHECK(r.outcome == models::Outcome::kCrash);
   REQUIRE(r.errors.size() == 4);

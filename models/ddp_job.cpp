@@ -78,8 +78,9 @@ std::unique_ptr<CollectiveTimer> analytic_timer(const DdpJob& job, int world_siz
 std::vector<SlowLink> slow_links(const DdpJob& job) {
   std::vector<SlowLink> out;
   for (const Fault& f : job.faults) {
-    if (f.type != FaultType::kSlowLink) continue;
-    for (int r : f.ranks) out.push_back({r, f.factor});
+    const auto* link = f.as<fault::SlowLink>();
+    if (link == nullptr) continue;
+    for (int r : f.ranks) out.push_back({r, link->factor});
   }
   return out;
 }

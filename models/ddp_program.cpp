@@ -28,10 +28,7 @@ class RankProgram final : public sim::Process {
   RankProgram(const Plan& plan, int rank, int world_size, std::uint64_t seed, Progress& progress)
       : plan_(plan), job_(plan.job), rank_(rank), world_size_(world_size), seed_(seed), progress_(progress) {
     // The iterations this rank's loop runs: every epoch, less its missing batches.
-    int fewer = 0;
-    for (const Fault& f : job_.faults) {
-      if (f.type == FaultType::kUnevenBatches && f.has_rank(rank)) fewer = std::max(fewer, f.fewer);
-    }
+    const int fewer = fewer_batches(job_.faults, rank);
     if (fewer > 0) status().faults.insert(FaultType::kUnevenBatches);
     // With Join, a rank out of data shadows the others' remaining iterations,
     // then every rank's Join exit all-reduces the count of ranks not joined.
@@ -48,9 +45,10 @@ class RankProgram final : public sim::Process {
   void construct(sim::Engine& e) {
     broadcast_initial_state(e);
     for (const Fault& f : job_.faults) {
-      if (f.type == FaultType::kCrash && f.at && f.has_rank(rank_)) {
+      const auto* crash = f.as<fault::Crash>();
+      if (crash && crash->at && f.has_rank(rank_)) {
         status().faults.insert(FaultType::kCrash);
-        e.schedule_crash(rank_, *f.at, fmt::format("killed at {:.3f} ms (fault: crash)", f.at->ms()));
+        e.schedule_crash(rank_, *crash->at, fmt::format("killed at {:.3f} ms (fault: crash)", crash->at->ms()));
       }
     }
   }
@@ -102,7 +100,7 @@ class RankProgram final : public sim::Process {
 
   bool fires(FaultType type, int g) {
     for (const Fault& f : job_.faults) {
-      if (f.type == type && f.applies(rank_, g)) {
+      if (f.type() == type && f.applies(rank_, g)) {
         status().faults.insert(type);
         return true;
       }
@@ -197,9 +195,10 @@ class RankProgram final : public sim::Process {
   double slowdown(int g, bool data) {
     double factor = 1;
     for (const Fault& f : job_.faults) {
-      if (f.type == FaultType::kSlowdown && f.data == data && f.applies(rank_, g)) {
+      const auto* slow = f.as<fault::Slowdown>();
+      if (slow && slow->data == data && f.applies(rank_, g)) {
         status().faults.insert(FaultType::kSlowdown);
-        factor *= f.factor;
+        factor *= slow->factor;
       }
     }
     return factor;
@@ -238,9 +237,10 @@ class RankProgram final : public sim::Process {
     }
     std::vector<int> unused = ddp.unused_parameters;
     for (const Fault& f : job_.faults) {
-      if (f.type == FaultType::kUnusedParameters && f.applies(rank_, g)) {
+      const auto* u = f.as<fault::UnusedParameters>();
+      if (u && f.applies(rank_, g)) {
         status().faults.insert(FaultType::kUnusedParameters);
-        unused.insert(unused.end(), f.parameters.begin(), f.parameters.end());
+        unused.insert(unused.end(), u->parameters.begin(), u->parameters.end());
       }
     }
     std::sort(unused.begin(), unused.end());
@@ -279,14 +279,15 @@ class RankProgram final : public sim::Process {
   // collectives the faults add; returns what the process then waits for.
   sim::OpRef after_step(sim::OpSink& e, int g, sim::OpRef last) {
     for (const Fault& f : job_.faults) {
-      if (f.type == FaultType::kRank0Artifact && f.applies(rank_, g)) {
+      if (!f.applies(rank_, g)) continue;
+      if (const auto* artifact = f.as<fault::Rank0Artifact>()) {
         status().faults.insert(FaultType::kRank0Artifact);
-        last = e.enqueue(rank_, sim::StreamKind::kHost, f.duration, label(DdpTag::kArtifact, g), last);
+        last = e.enqueue(rank_, sim::StreamKind::kHost, artifact->duration, label(DdpTag::kArtifact, g), last);
       }
-      if (f.type == FaultType::kExtraCollective && f.applies(rank_, g)) {
+      if (const auto* extra = f.as<fault::ExtraCollective>()) {
         status().faults.insert(FaultType::kExtraCollective);
         // e.g. dist.all_reduce(loss) then loss.item() for a log line: the host waits for it.
-        last = e.enqueue_collective(rank_, sim::kWorldGroup, f.collective, label(DdpTag::kExtraCollective, g), last);
+        last = e.enqueue_collective(rank_, sim::kWorldGroup, extra->collective, label(DdpTag::kExtraCollective, g), last);
       }
     }
     return last;
@@ -338,7 +339,10 @@ class RankProgram final : public sim::Process {
         // flag = all_reduce(skip): every rank learns that some rank skips, and skips too.
         last_comm = e.enqueue_collective(rank_, sim::kWorldGroup, {sim::CollectiveKind::kAllReduce, 4},
                                          label(DdpTag::kSkipFlag, g), last_compute);
-        for (const Fault& f : job_.faults) skip = skip || (f.type == FaultType::kSkipBackward && f.iteration == g);
+        for (const Fault& f : job_.faults) {
+          const auto* other = f.as<fault::SkipBackward>();
+          skip = skip || (other && other->iteration == g);
+        }
       }
       if (skip) continue;  // no backward, no hooks, no all-reduce
       const Issued backward = syncing_backward(e, g, compute_factor);
@@ -461,7 +465,7 @@ class DdpEvaluation final : public Evaluation {
     if (!slowed) return;
     for (const Fault& f : job_.faults) {
       for (int r : f.ranks) {
-        if (f.type == FaultType::kSlowLink && r < simulated_) ranks[static_cast<std::size_t>(r)].faults.insert(FaultType::kSlowLink);
+        if (f.as<fault::SlowLink>() && r < simulated_) ranks[static_cast<std::size_t>(r)].faults.insert(FaultType::kSlowLink);
       }
     }
   }

@@ -48,11 +48,7 @@ struct Plan {
         backward_total(j.model.backward_total()) {
     fewest_missing = j.iterations;
     for (int r = 0; r < world_size; ++r) {
-      int fewer = 0;
-      for (const Fault& f : j.faults) {
-        if (f.type == FaultType::kUnevenBatches && f.has_rank(r)) fewer = std::max(fewer, f.fewer);
-      }
-      fewest_missing = std::min(fewest_missing, fewer);
+      fewest_missing = std::min(fewest_missing, fewer_batches(j.faults, r));
     }
     std::sort(config_unused.begin(), config_unused.end());
     config_unused.erase(std::unique(config_unused.begin(), config_unused.end()), config_unused.end());

@@ -21,50 +21,13 @@ std::string_view to_string(FaultType type) {
 
 bool Fault::has_rank(int rank) const { return std::find(ranks.begin(), ranks.end(), rank) != ranks.end(); }
 
-bool Fault::applies(int rank, int g) const {
-  if (!has_rank(rank)) return false;
-  switch (type) {
-    case FaultType::kSlowdown: return g >= std::max(iteration, 0) && (until_iteration < 0 || g <= until_iteration);
-    case FaultType::kRank0Artifact: return every > 0 ? (g + 1) % every == 0 : g == iteration;
-    case FaultType::kUnevenBatches:
-    case FaultType::kSlowLink: return true;
-    case FaultType::kSkipBackward:
-    case FaultType::kSkipIteration:
-    case FaultType::kExtraCollective:
-    case FaultType::kUnusedParameters:
-    case FaultType::kCrash: return g == iteration;
+int fewer_batches(const std::vector<Fault>& faults, int rank) {
+  int fewer = 0;
+  for (const Fault& f : faults) {
+    const auto* uneven = f.as<fault::UnevenBatches>();
+    if (uneven && f.has_rank(rank)) fewer = std::max(fewer, uneven->fewer);
   }
-  return false;
-}
-
-bool Fault::keeps_lockstep() const {
-  switch (type) {
-    case FaultType::kSlowdown:
-    case FaultType::kSlowLink:
-    case FaultType::kRank0Artifact: return true;
-    case FaultType::kSkipBackward:
-    case FaultType::kSkipIteration:
-    case FaultType::kUnevenBatches:
-    case FaultType::kExtraCollective:
-    case FaultType::kUnusedParameters:
-    case FaultType::kCrash: return false;
-  }
-  return false;
-}
-
-bool Fault::keeps_program_uniform() const {
-  switch (type) {
-    case FaultType::kSlowLink: return true;
-    case FaultType::kSlowdown:       // changes one rank's durations
-    case FaultType::kRank0Artifact:  // adds one rank's op
-    case FaultType::kSkipBackward:
-    case FaultType::kSkipIteration:
-    case FaultType::kUnevenBatches:
-    case FaultType::kExtraCollective:
-    case FaultType::kUnusedParameters:
-    case FaultType::kCrash: return false;
-  }
-  return false;
+  return fewer;
 }
 
 }  // namespace ddpsim::models

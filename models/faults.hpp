@@ -1,9 +1,20 @@
 #pragma once
 // What given ranks do differently: the faults of a scenario's `faults:` list.
 // Semantics: ../shared/reference/ddp_semantics.md section 3; docs/runbook.md.
+//
+// A fault is its ranks and one kind; each kind is a struct that carries its
+// own fields and answers an evaluator's questions itself: when it applies
+// (`applies(g)`), whether its ranks still meet the others in every collective
+// (`kKeepsLockstep`: the engine's rank-major schedule may run it) and whether
+// every rank still issues the same operations (`kKeepsProgramUniform`:
+// levelized evaluation may run it). Adding a kind: its struct here, its place
+// in FaultKind and FaultType (same order), its schema entry
+// (scenarios/schema.cpp) and its reader; a kind without the three answers
+// does not compile.
 
 #include <optional>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "sim/engine.hpp"
@@ -11,46 +22,137 @@
 
 namespace ddpsim::models {
 
-enum class FaultType {
-  kSkipBackward,      ///< forward runs, backward does not: no hook fires
-  kSkipIteration,     ///< the rank `continue`s before forward (an empty batch)
-  kUnevenBatches,     ///< the rank has `fewer` batches per epoch
-  kExtraCollective,   ///< the rank issues one more collective after its step (a logged metric)
-  kUnusedParameters,  ///< those parameters get no gradient on the rank in that iteration
-  kSlowdown,          ///< compute (or data loading) slower by `factor` over iterations
-  kSlowLink,          ///< the ring link leaving `rank` has its bandwidth divided by `factor`
-  kRank0Artifact,     ///< rank 0 writes logs or a checkpoint for `duration` after its step
-  kCrash,             ///< the process dies at an iteration or a time
+namespace fault {
+
+/// Forward runs, backward does not: no hook fires.
+struct SkipBackward {
+  int iteration = -1;  ///< global iteration (epoch * iterations + i); -1: none
+  static constexpr bool kKeepsLockstep = false;
+  static constexpr bool kKeepsProgramUniform = false;
+  bool applies(int g) const { return g == iteration; }
 };
+
+/// The rank `continue`s before forward (an empty batch).
+struct SkipIteration {
+  int iteration = -1;
+  static constexpr bool kKeepsLockstep = false;
+  static constexpr bool kKeepsProgramUniform = false;
+  bool applies(int g) const { return g == iteration; }
+};
+
+/// The rank has `fewer` batches per epoch.
+struct UnevenBatches {
+  int fewer = 0;
+  static constexpr bool kKeepsLockstep = false;
+  static constexpr bool kKeepsProgramUniform = false;
+  bool applies(int) const { return true; }
+};
+
+/// The rank issues one more collective after its step (a logged metric).
+struct ExtraCollective {
+  int iteration = -1;
+  sim::Collective collective;
+  static constexpr bool kKeepsLockstep = false;
+  static constexpr bool kKeepsProgramUniform = false;
+  bool applies(int g) const { return g == iteration; }
+};
+
+/// Those parameters get no gradient on the rank in that iteration.
+struct UnusedParameters {
+  int iteration = -1;
+  std::vector<int> parameters;
+  static constexpr bool kKeepsLockstep = false;
+  static constexpr bool kKeepsProgramUniform = false;
+  bool applies(int g) const { return g == iteration; }
+};
+
+/// Compute (or data loading) slower by `factor` over iterations.
+struct Slowdown {
+  double factor = 1;
+  int from_iteration = 0;
+  int to_iteration = -1;  ///< inclusive; -1: to the end
+  bool data = false;      ///< data loading rather than compute
+  static constexpr bool kKeepsLockstep = true;
+  static constexpr bool kKeepsProgramUniform = false;  // changes one rank's durations
+  bool applies(int g) const { return g >= from_iteration && (to_iteration < 0 || g <= to_iteration); }
+};
+
+/// The ring link leaving the rank has its bandwidth divided by `factor`.
+struct SlowLink {
+  double factor = 1;
+  static constexpr bool kKeepsLockstep = true;
+  static constexpr bool kKeepsProgramUniform = true;  // prices collectives, which every member shares
+  bool applies(int) const { return true; }
+};
+
+/// Rank 0 writes logs or a checkpoint for `duration` after its step.
+struct Rank0Artifact {
+  int iteration = -1;  ///< the one iteration, or -1 with `every`
+  int every = 0;       ///< every N iterations instead of one
+  sim::Time duration;
+  static constexpr bool kKeepsLockstep = true;
+  static constexpr bool kKeepsProgramUniform = false;  // adds one rank's op
+  bool applies(int g) const { return every > 0 ? (g + 1) % every == 0 : g == iteration; }
+};
+
+/// The process dies at the start of an iteration, or at a time.
+struct Crash {
+  int iteration = -1;          ///< -1 with `at`
+  std::optional<sim::Time> at; ///< at this time instead of an iteration
+  static constexpr bool kKeepsLockstep = false;
+  static constexpr bool kKeepsProgramUniform = false;
+  bool applies(int g) const { return g == iteration; }
+};
+
+}  // namespace fault
+
+/// The kinds, in FaultType's order.
+using FaultKind = std::variant<fault::SkipBackward, fault::SkipIteration, fault::UnevenBatches, fault::ExtraCollective,
+                               fault::UnusedParameters, fault::Slowdown, fault::SlowLink, fault::Rank0Artifact,
+                               fault::Crash>;
+
+/// A kind's name, for sets and reports (the index of its FaultKind alternative).
+enum class FaultType {
+  kSkipBackward,
+  kSkipIteration,
+  kUnevenBatches,
+  kExtraCollective,
+  kUnusedParameters,
+  kSlowdown,
+  kSlowLink,
+  kRank0Artifact,
+  kCrash,
+};
+inline constexpr std::size_t kFaultTypes = std::variant_size_v<FaultKind>;
+static_assert(static_cast<std::size_t>(FaultType::kCrash) + 1 == kFaultTypes, "FaultType follows FaultKind");
+/// "skip_backward", ... (the scenario's `type`).
 std::string_view to_string(FaultType type);
 
-/// One fault of the scenario. The questions an evaluator asks of a fault
-/// (applies, keeps_lockstep, keeps_program_uniform) are answered in
-/// faults.cpp by switches over every FaultType, without a default: a new
-/// kind that one of them forgets does not compile (-Werror=switch in every build).
+/// One fault of the scenario: its ranks and its kind.
 struct Fault {
-  FaultType type = FaultType::kCrash;
-  std::vector<int> ranks;        ///< the ranks it applies to
-  int iteration = -1;            ///< global iteration (epoch * iterations + i); -1: see below
-  int until_iteration = -1;      ///< slowdown: last iteration, inclusive (-1: to the end)
-  int every = 0;                 ///< rank0_artifact: every N iterations instead of one
-  int fewer = 0;                 ///< uneven_batches
-  sim::Collective collective;    ///< extra_collective
-  std::vector<int> parameters;   ///< unused_parameters
-  double factor = 1;             ///< slowdown, slow_link
-  bool data = false;             ///< slowdown: data loading rather than compute
-  sim::Time duration;            ///< rank0_artifact
-  std::optional<sim::Time> at;   ///< crash: at this time instead of an iteration
+  std::vector<int> ranks;  ///< the ranks it applies to
+  FaultKind kind;
 
+  FaultType type() const { return static_cast<FaultType>(kind.index()); }
+  /// The kind's fields if it is a K, else nullptr.
+  template <class K>
+  const K* as() const {
+    return std::get_if<K>(&kind);
+  }
   bool has_rank(int rank) const;
-  /// Applies to `rank` in global iteration `g` (for the iteration-based types).
-  bool applies(int rank, int g) const;
-  /// Its ranks still meet the others in every collective: it only slows a
-  /// rank or a link down (the engine's rank-major schedule may run it).
-  bool keeps_lockstep() const;
-  /// Every rank still issues the same operations: it only changes what
-  /// collectives cost, which every member shares (levelized evaluation may run it).
-  bool keeps_program_uniform() const;
+  /// Applies to `rank` in global iteration `g`.
+  bool applies(int rank, int g) const {
+    return has_rank(rank) && std::visit([g](const auto& k) { return k.applies(g); }, kind);
+  }
+  bool keeps_lockstep() const {
+    return std::visit([](const auto& k) { return k.kKeepsLockstep; }, kind);
+  }
+  bool keeps_program_uniform() const {
+    return std::visit([](const auto& k) { return k.kKeepsProgramUniform; }, kind);
+  }
 };
+
+/// The batches `rank` misses per epoch: the most any uneven_batches fault of its gives.
+int fewer_batches(const std::vector<Fault>& faults, int rank);
 
 }  // namespace ddpsim::models

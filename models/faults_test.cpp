@@ -2,8 +2,26 @@
 
 #include <doctest/doctest.h>
 
+#include <variant>
+
 using namespace ddpsim;
 using models::FaultType;
+namespace fault = models::fault;
+
+namespace {
+
+// A fault of the variant's alternative `I`, default fields.
+template <std::size_t I>
+models::Fault nth_kind() {
+  return models::Fault{{0}, models::FaultKind(std::in_place_index<I>)};
+}
+
+template <std::size_t... I>
+std::vector<models::Fault> every_kind(std::index_sequence<I...>) {
+  return {nth_kind<I>()...};
+}
+
+}  // namespace
 
 TEST_CASE("what each fault kind leaves to the faster evaluators") {
   struct Kind {
@@ -18,10 +36,13 @@ TEST_CASE("what each fault kind leaves to the faster evaluators") {
       {FaultType::kSlowLink, true, true},          {FaultType::kRank0Artifact, true, false},
       {FaultType::kCrash, false, false},
   };
-  for (const Kind& k : kinds) {
+  const std::vector<models::Fault> faults = every_kind(std::make_index_sequence<models::kFaultTypes>());
+  REQUIRE(faults.size() == std::size(kinds));
+  for (std::size_t i = 0; i < faults.size(); ++i) {
+    const Kind& k = kinds[i];
+    const models::Fault& f = faults[i];
     CAPTURE(models::to_string(k.type));
-    models::Fault f;
-    f.type = k.type;
+    CHECK(f.type() == k.type);
     CHECK(f.keeps_lockstep() == k.lockstep);
     CHECK(f.keeps_program_uniform() == k.uniform);
     // A fault that keeps the program uniform keeps lockstep too.
@@ -30,23 +51,35 @@ TEST_CASE("what each fault kind leaves to the faster evaluators") {
 }
 
 TEST_CASE("when a fault applies: its ranks, and its iteration, range or period") {
-  models::Fault f;
-  f.ranks = {2};
-  f.type = FaultType::kCrash;
-  f.iteration = 3;
+  models::Fault f{{2}, fault::Crash{3, std::nullopt}};
   CHECK(f.applies(2, 3));
   CHECK_FALSE(f.applies(2, 4));
   CHECK_FALSE(f.applies(1, 3));
-  f.type = FaultType::kSlowdown;
-  f.until_iteration = 5;
+  CHECK(f.as<fault::Crash>()->iteration == 3);
+  CHECK(f.as<fault::Slowdown>() == nullptr);
+  f.kind = fault::Slowdown{2.0, 3, 5, false};
   CHECK(f.applies(2, 5));
   CHECK_FALSE(f.applies(2, 6));
   CHECK_FALSE(f.applies(2, 2));
-  f.type = FaultType::kRank0Artifact;
-  f.every = 4;
+  f.kind = fault::Slowdown{2.0, 0, -1, false};
+  CHECK(f.applies(2, 1'000'000));
+  f.kind = fault::Rank0Artifact{-1, 4, {}};
   CHECK(f.applies(2, 3));
   CHECK(f.applies(2, 7));
   CHECK_FALSE(f.applies(2, 4));
-  f.type = FaultType::kSlowLink;
+  f.kind = fault::Rank0Artifact{5, 0, {}};
+  CHECK(f.applies(2, 5));
+  CHECK_FALSE(f.applies(2, 9));
+  f.kind = fault::SlowLink{4};
   CHECK(f.applies(2, 100));
+  CHECK_FALSE(f.applies(3, 100));
+}
+
+TEST_CASE("a rank's missing batches: the most its uneven_batches faults give") {
+  const std::vector<models::Fault> faults = {{{1}, fault::UnevenBatches{2}},
+                                             {{1, 2}, fault::UnevenBatches{3}},
+                                             {{1}, fault::SkipIteration{0}}};
+  CHECK(models::fewer_batches(faults, 0) == 0);
+  CHECK(models::fewer_batches(faults, 1) == 3);
+  CHECK(models::fewer_batches(faults, 2) == 3);
 }

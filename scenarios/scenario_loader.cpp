@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "models/presets.hpp"
 #include "netsim/simgrid_options.hpp"
@@ -279,73 +280,84 @@ models::DdpConfig read_ddp(const Section& top, const models::ModelSpec& model, s
 
 // ---- faults ---------------------------------------------------------------
 
+// The fields of one fault of kind `type`, read in the order errors name them.
+models::FaultKind read_fault_kind(const Section& f, models::FaultType type, const models::DdpJob& job) {
+  namespace fault = models::fault;
+  const int total = job.total_iterations();
+  const auto iteration = [&](std::string_view key, std::optional<std::int64_t> fallback) {
+    return static_cast<int>(f.integer(key, 0, total - 1, fallback));
+  };
+  switch (type) {
+    case models::FaultType::kSkipBackward: return fault::SkipBackward{iteration("iteration", std::nullopt)};
+    case models::FaultType::kSkipIteration: return fault::SkipIteration{iteration("iteration", std::nullopt)};
+    case models::FaultType::kUnevenBatches:
+      return fault::UnevenBatches{static_cast<int>(f.integer("fewer", 1, job.iterations - 1, std::nullopt))};
+    case models::FaultType::kExtraCollective: {
+      fault::ExtraCollective out{iteration("iteration", std::nullopt), {}};
+      const std::string op = f.choice("op", "all_reduce");
+      out.collective.kind = op == "all_reduce"  ? sim::CollectiveKind::kAllReduce
+                            : op == "broadcast" ? sim::CollectiveKind::kBroadcast
+                                                : sim::CollectiveKind::kBarrier;
+      out.collective.bytes = f.integer("bytes", 0, std::int64_t{1} << 40, 4);
+      return out;
+    }
+    case models::FaultType::kUnusedParameters: {
+      fault::UnusedParameters out{iteration("iteration", std::nullopt), {}};
+      if (!f.has("parameters")) f.missing("parameters", "the names of the parameters without gradient");
+      out.parameters = ParamIndex(job.model.parameters).list(f, "parameters", true);
+      return out;
+    }
+    case models::FaultType::kSlowdown: {
+      fault::Slowdown out;
+      out.factor = f.number("factor", 0, true, 1e6, std::nullopt, "times slower");
+      out.from_iteration = iteration("from_iteration", 0);
+      out.to_iteration = iteration("to_iteration", total - 1);
+      if (out.to_iteration < out.from_iteration) f.fail_value("to_iteration", "expected >= from_iteration");
+      out.data = f.choice("target", "compute") == "data";
+      return out;
+    }
+    case models::FaultType::kSlowLink:
+      return fault::SlowLink{f.number("factor", 1, false, 1e6, std::nullopt, "bandwidth divided by")};
+    case models::FaultType::kRank0Artifact: {
+      fault::Rank0Artifact out;
+      if (f.has("iteration") == f.has("every")) f.fail(f.has("every") ? "every" : "type", "expected exactly one of iteration, every");
+      if (f.has("iteration")) out.iteration = iteration("iteration", std::nullopt);
+      if (f.has("every")) out.every = static_cast<int>(f.integer("every", 1, total, std::nullopt));
+      out.duration = f.millis("duration_ms", std::nullopt);
+      return out;
+    }
+    case models::FaultType::kCrash: {
+      fault::Crash out;
+      if (f.has("iteration") == f.has("at_ms")) f.fail(f.has("at_ms") ? "at_ms" : "type", "expected exactly one of iteration, at_ms");
+      if (f.has("iteration")) out.iteration = iteration("iteration", std::nullopt);
+      if (f.has("at_ms")) out.at = f.millis("at_ms", std::nullopt);
+      return out;
+    }
+  }
+  throw std::logic_error("read_fault_kind: unknown fault type");
+}
+
 std::vector<models::Fault> read_faults(const Section& top, const models::DdpJob& job, int smallest_world) {
   std::vector<models::Fault> out;
   const std::vector<YAML::Node> items = top.sequence("faults");
-  const int total = job.total_iterations();
   for (std::size_t i = 0; i < items.size(); ++i) {
     const Section f = top.item(items[i], "faults", i);
     models::Fault fault;
     const std::string type = f.choice("type", std::nullopt);
-    const std::vector<std::string_view>& keys_of_type = schema::fault_kind(type)->keys;
+    const schema::FaultKind& kind = *schema::fault_kind(type);
     for (std::string_view k : schema::fault_keys()) {
-      if (std::find(keys_of_type.begin(), keys_of_type.end(), k) == keys_of_type.end()) {
-        f.forbid(k, fmt::format("does not apply to a {} fault (it takes {})", type, join(keys_of_type)));
+      if (std::find(kind.keys.begin(), kind.keys.end(), k) == kind.keys.end()) {
+        f.forbid(k, fmt::format("does not apply to a {} fault (it takes {})", type, join(kind.keys)));
       }
     }
-    if (type == "rank0_artifact") {
-      fault.ranks = {0};
+    if (kind.keys.front() != "rank") {
+      fault.ranks = {0};  // rank0_artifact
     } else {
       if (!f.has("rank")) f.missing("rank", fmt::format("a rank from 0 to {}, or a list of them", smallest_world - 1));
       for (std::int64_t r : f.integer_or_list("rank", 0, smallest_world - 1)) fault.ranks.push_back(static_cast<int>(r));
     }
-    const auto iteration = [&](std::string_view key, std::optional<std::int64_t> fallback) {
-      return static_cast<int>(f.integer(key, 0, total - 1, fallback));
-    };
-    if (type == "skip_backward") {
-      fault.type = models::FaultType::kSkipBackward;
-      fault.iteration = iteration("iteration", std::nullopt);
-    } else if (type == "skip_iteration") {
-      fault.type = models::FaultType::kSkipIteration;
-      fault.iteration = iteration("iteration", std::nullopt);
-    } else if (type == "uneven_batches") {
-      fault.type = models::FaultType::kUnevenBatches;
-      fault.fewer = static_cast<int>(f.integer("fewer", 1, job.iterations - 1, std::nullopt));
-    } else if (type == "extra_collective") {
-      fault.type = models::FaultType::kExtraCollective;
-      fault.iteration = iteration("iteration", std::nullopt);
-      const std::string op = f.choice("op", "all_reduce");
-      fault.collective.kind = op == "all_reduce" ? sim::CollectiveKind::kAllReduce
-                              : op == "broadcast" ? sim::CollectiveKind::kBroadcast
-                                                  : sim::CollectiveKind::kBarrier;
-      fault.collective.bytes = f.integer("bytes", 0, std::int64_t{1} << 40, 4);
-    } else if (type == "unused_parameters") {
-      fault.type = models::FaultType::kUnusedParameters;
-      fault.iteration = iteration("iteration", std::nullopt);
-      if (!f.has("parameters")) f.missing("parameters", "the names of the parameters without gradient");
-      fault.parameters = ParamIndex(job.model.parameters).list(f, "parameters", true);
-    } else if (type == "slowdown") {
-      fault.type = models::FaultType::kSlowdown;
-      fault.factor = f.number("factor", 0, true, 1e6, std::nullopt, "times slower");
-      fault.iteration = iteration("from_iteration", 0);
-      fault.until_iteration = iteration("to_iteration", total - 1);
-      if (fault.until_iteration < fault.iteration) f.fail_value("to_iteration", "expected >= from_iteration");
-      fault.data = f.choice("target", "compute") == "data";
-    } else if (type == "slow_link") {
-      fault.type = models::FaultType::kSlowLink;
-      fault.factor = f.number("factor", 1, false, 1e6, std::nullopt, "bandwidth divided by");
-    } else if (type == "rank0_artifact") {
-      fault.type = models::FaultType::kRank0Artifact;
-      if (f.has("iteration") == f.has("every")) f.fail(f.has("every") ? "every" : "type", "expected exactly one of iteration, every");
-      if (f.has("iteration")) fault.iteration = iteration("iteration", std::nullopt);
-      if (f.has("every")) fault.every = static_cast<int>(f.integer("every", 1, total, std::nullopt));
-      fault.duration = f.millis("duration_ms", std::nullopt);
-    } else {
-      fault.type = models::FaultType::kCrash;
-      if (f.has("iteration") == f.has("at_ms")) f.fail(f.has("at_ms") ? "at_ms" : "type", "expected exactly one of iteration, at_ms");
-      if (f.has("iteration")) fault.iteration = iteration("iteration", std::nullopt);
-      if (f.has("at_ms")) fault.at = f.millis("at_ms", std::nullopt);
-    }
+    // The schema lists the kinds in FaultType's order (schema_test checks it).
+    fault.kind = read_fault_kind(f, static_cast<models::FaultType>(&kind - schema::fault_kinds().data()), job);
     out.push_back(std::move(fault));
   }
   return out;

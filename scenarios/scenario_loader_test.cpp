@@ -431,11 +431,27 @@ collective: {latency_us: 5, bandwidth_GBps: 10}
     REQUIRE(s.job.faults.size() == 6);
     CHECK(s.job.epochs == 2);
     CHECK(s.job.faults[1].ranks == std::vector<int>{0, 1});
-    CHECK(s.job.faults[2].collective.bytes == 4);
-    CHECK(s.job.faults[3].data);
-    CHECK(s.job.faults[3].until_iteration == 7);
+    namespace fault = models::fault;
+    REQUIRE(s.job.faults[0].as<fault::SkipBackward>());
+    CHECK(s.job.faults[0].as<fault::SkipBackward>()->iteration == 7);
+    REQUIRE(s.job.faults[1].as<fault::UnevenBatches>());
+    CHECK(s.job.faults[1].as<fault::UnevenBatches>()->fewer == 1);
+    REQUIRE(s.job.faults[2].as<fault::ExtraCollective>());
+    CHECK(s.job.faults[2].as<fault::ExtraCollective>()->collective.bytes == 4);
+    CHECK(s.job.faults[2].as<fault::ExtraCollective>()->collective.kind == sim::CollectiveKind::kAllReduce);
+    const auto* slow = s.job.faults[3].as<fault::Slowdown>();
+    REQUIRE(slow);
+    CHECK(slow->data);
+    CHECK(slow->factor == 1.5);
+    CHECK(slow->from_iteration == 2);
+    CHECK(slow->to_iteration == 7);
     CHECK(s.job.faults[4].ranks == std::vector<int>{0});
-    CHECK(s.job.faults[5].at == sim::Time::from_ms(1000));
+    REQUIRE(s.job.faults[4].as<fault::Rank0Artifact>());
+    CHECK(s.job.faults[4].as<fault::Rank0Artifact>()->every == 4);
+    CHECK(s.job.faults[4].as<fault::Rank0Artifact>()->iteration == -1);
+    REQUIRE(s.job.faults[5].as<fault::Crash>());
+    CHECK(s.job.faults[5].as<fault::Crash>()->at == sim::Time::from_ms(1000));
+    CHECK(s.job.faults[5].as<fault::Crash>()->iteration == -1);
     CHECK(s.job.watchdog_timeout == sim::Time::from_ms(600'000));
   }
   SUBCASE("gloo's watchdog default is 30 minutes") {
