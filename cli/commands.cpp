@@ -11,14 +11,16 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <variant>
 
-#include <nlohmann/json.hpp>
 
+#include "formats/measured_run.hpp"
 #include "models/sampler.hpp"
 #include "netsim/simgrid_engine.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/report.hpp"
 #include "scenarios/runner.hpp"
+#include "scenarios/calibration_file.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/chrome_trace.hpp"
 #include "validate/calibrate.hpp"
@@ -119,33 +121,43 @@ int sampler(const SamplerOptions& o) {
 // means over the steps after `warmup`, skipped steps left out.
 struct ComputeFit {
   std::vector<double> forward_ms, backward_ms;  ///< per layer, or one entry (whole_model)
+  std::vector<ddpsim::formats::MeasuredLayer> layers;  ///< the run's names of the layers (not whole_model)
   bool whole_model = false;
   double optimizer_ms = 0, data_ms = 0;
   int steps = 0;
 };
 
-ComputeFit fit_compute(const nlohmann::json& run, const std::string& path, int warmup) {
+ComputeFit fit_compute(const ddpsim::formats::RankLog& run, int warmup) {
+  using ddpsim::formats::MeasuredStep;
   ComputeFit fit;
-  for (const auto& step : run.at("steps")) {
-    if (step.at("iteration").get<int>() < warmup || step.at("skipped").get<bool>()) continue;
-    auto fwd = step.at("layer_forward_ms").get<std::vector<double>>();
-    auto bwd = step.at("layer_backward_ms").get<std::vector<double>>();
-    if (fwd.size() != bwd.size()) throw InputError({path, 0, 0}, "layer_backward_ms", "", "as many layers as layer_forward_ms");
+  for (std::size_t i = 0; i < run.steps.size(); ++i) {
+    const MeasuredStep& step = run.steps[i];
+    if (step.iteration < warmup || step.skipped) continue;
+    std::vector<double> fwd = step.layer_forward_ms, bwd = step.layer_backward_ms;
+    if (fwd.size() != bwd.size()) throw InputError({run.file, 0, 0}, "layer_backward_ms", "", "as many layers as layer_forward_ms");
     if (fwd.empty()) {  // a GPU run: whole-model times, spread over the tensors by size
       fit.whole_model = true;
-      fwd = {step.at("forward_compute_ms").get<double>()};
-      bwd = {step.at("backward_compute_ms").get<double>()};
+      fwd = {run.need(&MeasuredStep::forward_compute_ms, "forward_compute_ms", i)};
+      bwd = {run.need(&MeasuredStep::backward_compute_ms, "backward_compute_ms", i)};
     }
     if (fit.forward_ms.empty()) fit.forward_ms.assign(fwd.size(), 0.0), fit.backward_ms.assign(fwd.size(), 0.0);
     for (std::size_t l = 0; l < fwd.size() && l < fit.forward_ms.size(); ++l) {
       fit.forward_ms[l] += fwd[l];
       fit.backward_ms[l] += bwd[l];
     }
-    fit.optimizer_ms += step.at("optimizer_ms").get<double>();
-    fit.data_ms += step.at("data_ms").get<double>();
+    fit.optimizer_ms += run.need(&MeasuredStep::optimizer_ms, "optimizer_ms", i);
+    fit.data_ms += run.need(&MeasuredStep::data_ms, "data_ms", i);
     ++fit.steps;
   }
-  if (fit.steps == 0) throw InputError({path, 0, 0}, "steps", "", fmt::format("steps after the {} warm-up step(s)", warmup));
+  if (fit.steps == 0) throw InputError({run.file, 0, 0}, "steps", "", fmt::format("steps after the {} warm-up step(s)", warmup));
+  if (!fit.whole_model) {
+    if (run.layers.size() != fit.forward_ms.size()) {
+      throw InputError({run.file, 0, 0}, "layers", std::to_string(run.layers.size()),
+                       fmt::format("expected the names of the {} layers the steps time (a log of ddpsim-real before it wrote them: "
+                                   "run it again)", fit.forward_ms.size()));
+    }
+    fit.layers = run.layers;
+  }
   for (auto* v : {&fit.forward_ms, &fit.backward_ms}) {
     for (double& x : *v) x /= fit.steps;
   }
@@ -205,92 +217,85 @@ struct CalibrationInputs {
   std::vector<ddpsim::validate::SweepPoint> points;
   std::vector<ddpsim::validate::SkewPoint> skews;
   std::optional<ComputeFit> compute;
-  std::string sources;
+  std::vector<std::string> sources;
 };
 
 CalibrationInputs read_calibration_inputs(const std::vector<std::string>& measured, int warmup) {
   CalibrationInputs in;
   for (const std::string& path : measured) {
-    const nlohmann::json j = ddpsim::validate::read_measurement(path);
     try {
-      const int world = j.at("world_size").get<int>();
-      if (j.contains("sweep")) {
-        for (const auto& row : j.at("sweep")) in.points.push_back({world, row.at("bytes").get<double>(), row.at("time_us").get<double>()});
-      } else if (j.contains("steps") && world > 1) {
-        in.skews.push_back({world, arrival_skew_ms(path, warmup)});
-      } else if (j.contains("steps")) {
-        if (in.compute) throw InputError({path, 0, 0}, "", "", "one 1-rank run (another was given before)");
-        in.compute = fit_compute(j, path, warmup);
+      const auto file = ddpsim::formats::read_measured_file(path);
+      if (const auto* sweep = std::get_if<ddpsim::formats::CollectiveSweep>(&file)) {
+        for (const auto& row : sweep->rows) in.points.push_back({sweep->world_size, static_cast<double>(row.bytes), row.time_us});
+      } else if (const auto& run = std::get<ddpsim::formats::RankLog>(file); run.world_size > 1) {
+        in.skews.push_back({run.world_size, arrival_skew_ms(path, warmup)});
       } else {
-        throw InputError({path, 0, 0}, "", "", "an all-reduce sweep (allreduce-sweep --json) or a training run (train --json)");
+        if (in.compute) throw InputError({path, 0, 0}, "", "", "one 1-rank run (another was given before)");
+        in.compute = fit_compute(run, warmup);
       }
-    } catch (const nlohmann::json::exception& e) {
-      throw InputError({path, 0, 0}, "", "", fmt::format("ddpsim-real's JSON: {}", e.what()));
+    } catch (const ddpsim::formats::FormatError& e) {
+      throw ddpsim::validate::input_error(e);
     }
-    in.sources += "#   " + path + "\n";
+    in.sources.push_back(path);
   }
   return in;
 }
 
 // The collective section fitted to the sweeps (the fit's table printed as it goes).
-std::string collective_yaml(const std::vector<ddpsim::validate::SweepPoint>& points, const std::string& first) {
-  std::string yaml;
+ddpsim::scenarios::CalibrationFile::Collective collective_section(const std::vector<ddpsim::validate::SweepPoint>& points,
+                                                                 const std::string& first) {
   ddpsim::validate::CollectiveFit fit;
   try {
     fit = ddpsim::validate::fit_collective(points);
   } catch (const std::invalid_argument& e) {
     throw InputError({first, 0, 0}, "sweep", "", e.what());
   }
-  yaml += fmt::format(
-      "# collective: time = launch + 2(W-1) latency + 2(W-1)/W bytes / bandwidth (docs/cost-models.md), relative\n"
-      "# least squares over {} points: R^2 {:.6f}; relative error median {:.2f} %, max {:.2f} %\n",
-      points.size(), fit.r_squared, 100 * fit.median_relative_error, 100 * fit.max_relative_error);
-  for (const std::string& note : fit.notes) yaml += "# note: " + note + "\n";
+  ddpsim::scenarios::CalibrationFile::Collective out;
+  out.comments = {
+      "collective: time = launch + 2(W-1) latency + 2(W-1)/W bytes / bandwidth (docs/cost-models.md), relative",
+      fmt::format("least squares over {} points: R^2 {:.6f}; relative error median {:.2f} %, max {:.2f} %", points.size(),
+                  fit.r_squared, 100 * fit.median_relative_error, 100 * fit.max_relative_error)};
+  for (const std::string& note : fit.notes) out.comments.push_back("note: " + note);
   if (fit.network_fitted) {
-    yaml += fmt::format("collective:\n  latency_us: {:.6g}\n  bandwidth_GBps: {:.6g}\n  launch_overhead_us: {:.6g}\n",
-                        fit.latency_us, fit.bandwidth_GBps, fit.launch_overhead_us);
-  } else {
-    yaml += fmt::format("collective:\n  launch_overhead_us: {:.6g}\n", fit.launch_overhead_us);
+    out.latency_us = fit.latency_us;
+    out.bandwidth_GBps = fit.bandwidth_GBps;
   }
+  out.launch_overhead_us = fit.launch_overhead_us;
   fmt::print("{:>4} {:>12} {:>12} {:>12} {:>9}\n", "W", "bytes", "time_us", "fitted_us", "error");
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto& p = points[i];
     fmt::print("{:>4} {:>12.0f} {:>12.2f} {:>12.2f} {:>8.1f}%\n", p.world_size, p.bytes, p.time_us,
                p.time_us - fit.residuals_us[i], 100 * fit.residuals_us[i] / p.time_us);
   }
-  return yaml;
+  return out;
 }
 
 // The model and data sections from a 1-rank run's means.
-std::string model_yaml(const ComputeFit& compute, int warmup) {
-  std::string yaml;
-  yaml += fmt::format("# model: {} means over {} measured steps (after {} warm-up)\nmodel:\n",
-                      compute.whole_model ? "whole-model" : "per-layer", compute.steps, warmup);
+ddpsim::scenarios::CalibrationFile::Compute compute_section(const ComputeFit& compute, int warmup) {
+  ddpsim::scenarios::CalibrationFile::Compute out;
+  out.comments = {fmt::format("model: {} means over {} measured steps (after {} warm-up)",
+                              compute.whole_model ? "whole-model" : "per-layer", compute.steps, warmup)};
   if (compute.whole_model) {
-    yaml += fmt::format("  forward_ms: {:.6g}\n  backward_ms: {:.6g}\n", compute.forward_ms[0], compute.backward_ms[0]);
-  } else {
-    yaml += "  layers:\n";
+    out.forward_ms = compute.forward_ms[0];
+    out.backward_ms = compute.backward_ms[0];
   }
   for (std::size_t l = 0; !compute.whole_model && l < compute.forward_ms.size(); ++l) {
-    yaml += fmt::format("    - {{name: layers.{0}, params: [layers.{0}.weight, layers.{0}.bias], forward_ms: {1:.6g}, "
-                        "backward_ms: {2:.6g}}}\n",
-                        l, compute.forward_ms[l], compute.backward_ms[l]);
+    out.layers.push_back({compute.layers[l].name, compute.layers[l].params, compute.forward_ms[l], compute.backward_ms[l]});
   }
-  yaml += fmt::format("  optimizer_ms: {:.6g}\ndata:\n  load_ms: {:.6g}\n", compute.optimizer_ms, compute.data_ms);
-  return yaml;
+  out.optimizer_ms = compute.optimizer_ms;
+  out.load_ms = compute.data_ms;
+  return out;
 }
 
 // The straggler section fitted to multi-rank runs' arrival skew.
-std::string straggler_yaml(const std::vector<ddpsim::validate::SkewPoint>& skews) {
-  std::string yaml;
+ddpsim::scenarios::CalibrationFile::Straggler straggler_section(const std::vector<ddpsim::validate::SkewPoint>& skews) {
   const ddpsim::validate::StragglerFit fit = ddpsim::validate::fit_straggler(skews);
-  yaml += "# straggler: arrival skew (slowest rank's backward end - the mean rank's, one host's clock):";
-  for (const auto& p : skews) yaml += fmt::format(" W={} {:.4g} ms", p.world_size, p.skew_ms);
-  yaml += fmt::format("\n# log2 form rms {:.3g} ms; the jitter form fits with rms {:.3g} ms as\n"
-                      "#   straggler: {{model: jitter, distribution: exponential, mean_ms: {:.6g}}}\n"
-                      "straggler:\n  model: log2\n  penalty_ms: {:.6g}\n",
-                      fit.log2_rms_ms, fit.jitter_rms_ms, fit.jitter_mean_ms, fit.log2_penalty_ms);
-  return yaml;
+  std::string skew = "straggler: arrival skew (slowest rank's backward end - the mean rank's, one host's clock):";
+  for (const auto& p : skews) skew += fmt::format(" W={} {:.4g} ms", p.world_size, p.skew_ms);
+  return {{skew, fmt::format("log2 form rms {:.3g} ms; the jitter form fits with rms {:.3g} ms as", fit.log2_rms_ms,
+                             fit.jitter_rms_ms),
+           fmt::format("  straggler: {{model: jitter, distribution: exponential, mean_ms: {:.6g}}}", fit.jitter_mean_ms)},
+          fit.log2_penalty_ms};
 }
 
 // Writes the calibration to --out; with --check-measured, only if it
@@ -329,10 +334,12 @@ int calibrate(const CalibrateOptions& o) {
     }
   }
   const CalibrationInputs in = read_calibration_inputs(o.measured, o.warmup);
-  std::string yaml = "# ddpsim calibrate, from:\n" + in.sources;
-  if (!in.points.empty()) yaml += collective_yaml(in.points, o.measured.front());
-  if (in.compute) yaml += model_yaml(*in.compute, o.warmup);
-  if (!in.skews.empty()) yaml += straggler_yaml(in.skews);
+  ddpsim::scenarios::CalibrationFile calibration;
+  calibration.sources = in.sources;
+  if (!in.points.empty()) calibration.collective = collective_section(in.points, o.measured.front());
+  if (in.compute) calibration.compute = compute_section(*in.compute, o.warmup);
+  if (!in.skews.empty()) calibration.straggler = straggler_section(in.skews);
+  const std::string yaml = ddpsim::scenarios::to_yaml(calibration);
   fmt::print("{}", yaml);
   return write_calibration(o, yaml);
 }

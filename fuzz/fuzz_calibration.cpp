@@ -8,6 +8,7 @@
 
 #include "fuzz/fuzz_file.hpp"
 #include "scenarios/input_error.hpp"
+#include "scenarios/calibration_file.hpp"
 #include "scenarios/scenario.hpp"
 
 #ifndef DDPSIM_FUZZ_BASE_SCENARIO

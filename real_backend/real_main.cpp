@@ -13,11 +13,11 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include <unistd.h>
 
+#include "formats/measured_run.hpp"
 #include "real_backend/mpi_transport.hpp"
 #include "real_backend/nccl_transport.hpp"
 #include "real_backend/trainer.hpp"
@@ -38,10 +38,13 @@ std::vector<float> read_floats(const std::string& path) {
   return v;
 }
 
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw CLI::ValidationError("cannot read " + path);
-  return nlohmann::json::parse(in);
+// A train --json run's logs; FormatError says which file and field is wrong.
+std::vector<ddpsim::formats::RankLog> read_run(const std::string& prefix) {
+  try {
+    return ddpsim::formats::read_run(prefix);
+  } catch (const ddpsim::formats::FormatError& e) {
+    throw CLI::ValidationError(fmt::format("{}: {}{}", e.file(), e.key().empty() ? "" : "key '" + e.key() + "': ", e.what()));
+  }
 }
 
 // The partitioning proof from each rank's example-ID log: per epoch, every
@@ -52,12 +55,12 @@ int audit(const std::vector<std::string>& prefixes, std::int64_t dataset_size) {
   std::map<int, std::vector<std::int64_t>> order;  // epoch -> IDs, every rank of every run
   std::map<int, std::int64_t> padding;             // epoch -> duplicates the sampler's padding allows
   for (const std::string& prefix : prefixes) {
-    const int world = read_json(prefix + ".rank0.json").at("world_size").get<int>();
-    for (int r = 0; r < world; ++r) {
-      const nlohmann::json log = read_json(fmt::format("{}.rank{}.json", prefix, r));
-      for (const auto& e : log.at("epochs")) {
-        const int epoch = e.at("epoch").get<int>();
-        for (std::int64_t id : e.at("ids").get<std::vector<std::int64_t>>()) {
+    const std::vector<ddpsim::formats::RankLog> logs = read_run(prefix);
+    const int world = static_cast<int>(logs.size());
+    for (const ddpsim::formats::RankLog& log : logs) {
+      for (const ddpsim::formats::MeasuredEpoch& e : log.epochs) {
+        const int epoch = e.epoch;
+        for (std::int64_t id : e.ids) {
           if (id < 0 || id >= dataset_size) throw CLI::ValidationError(fmt::format("example ID {} out of range", id));
           order[epoch].push_back(id);
         }
@@ -96,21 +99,25 @@ int report(const std::vector<std::string>& prefixes) {
   };
   std::vector<Row> rows;
   for (const std::string& prefix : prefixes) {
-    const auto j = read_json(prefix + ".rank0.json");
+    const ddpsim::formats::RankLog log = read_run(prefix).front();
     std::vector<double> steps;
-    for (const auto& s : j.at("steps")) steps.push_back(s.at("step_ms").get<double>());
+    for (const auto& s : log.steps) steps.push_back(s.step_ms);
     if (steps.size() < 3) throw CLI::ValidationError(prefix + ": fewer than 3 steps logged");
     steps.erase(steps.begin(), steps.begin() + 2);
     double exposed = 0, data = 0;
-    for (std::size_t i = 2; i < j.at("steps").size(); ++i) {
-      exposed += j.at("steps")[i].at("exposed_comm_ms").get<double>();
-      data += j.at("steps")[i].at("data_ms").get<double>();
+    try {
+      for (std::size_t i = 2; i < log.steps.size(); ++i) {
+        exposed += log.need(&ddpsim::formats::MeasuredStep::exposed_comm_ms, "exposed_comm_ms", i);
+        data += log.need(&ddpsim::formats::MeasuredStep::data_ms, "data_ms", i);
+      }
+    } catch (const ddpsim::formats::FormatError& e) {
+      throw CLI::ValidationError(fmt::format("{}: {}", e.file(), e.what()));
     }
     std::sort(steps.begin(), steps.end());
     const double median = steps[steps.size() / 2];
-    const int world = j.at("world_size").get<int>();
+    const int world = log.world_size;
     const auto n = static_cast<double>(steps.size());
-    rows.push_back({world, median, world * j.at("batch_size").get<double>() / (median / 1000), exposed / n, data / n});
+    rows.push_back({world, median, world * static_cast<double>(log.batch_size) / (median / 1000), exposed / n, data / n});
   }
   const auto one = std::find_if(rows.begin(), rows.end(), [](const Row& r) { return r.world == 1; });
   fmt::print("{:<9}{:<10}{:<14}{:<9}{}\n", "workers", "step_ms", "samples/s", "speedup", "efficiency");
@@ -152,51 +159,53 @@ std::string host_name() {
   return gethostname(name, sizeof name - 1) == 0 ? name : "unknown";
 }
 
-// PREFIX.rank<r>.json: the simulator's per-rank field names, per step, plus
-// where and what was measured.
+// PREFIX.rank<r>.json (formats/measured_run.hpp): the simulator's per-rank
+// field names, per step, plus where and what was measured.
 void write_rank_json(const std::string& prefix, const ddpsim::real::Transport& t, const std::string& device,
                      const TrainerOptions& o, const std::string& widths, const ddpsim::real::TrainResult& r) {
-  nlohmann::ordered_json j;
-  j["rank"] = t.rank();
-  j["world_size"] = t.world_size();
-  j["host"] = host_name();
-  j["ddpsim_version"] = ddpsim::sim::ddpsim_version();
-  j["git_commit"] = ddpsim::sim::git_commit();
-  j["device"] = device;
-  j["transport"] = t.name();
-  j["sizes"] = {{"widths", widths},
-                {"parameters", r.parameters.size()},
-                {"gradient_bytes", r.parameters.size() * sizeof(float)},
-                {"bucket_bytes", r.bucket_bytes},
-                {"dataset_size", o.dataset_size}};
-  j["batch_size"] = o.batch_size;
-  j["resumed_from_step"] = r.resumed_from_step;
-  nlohmann::ordered_json epochs = nlohmann::ordered_json::array();
-  for (const auto& e : r.epochs) epochs.push_back({{"epoch", e.epoch}, {"ids", e.ids}});
-  j["epochs"] = std::move(epochs);
-  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
-  for (const auto& s : r.steps) {
-    steps.push_back({{"iteration", s.iteration},
-                     {"epoch", s.epoch},
-                     {"examples", s.examples},
-                     {"skipped", s.skipped},
-                     {"data_ms", s.data_ms},
-                     {"compute_ms", s.compute_ms},
-                     {"collective_ms", s.collective_ms},
-                     {"exposed_comm_ms", s.exposed_comm_ms},
-                     {"wait_ms", nullptr},  // not separable from collective time on one rank: docs/validation.md
-                     {"forward_compute_ms", s.forward_compute_ms},
-                     {"backward_compute_ms", s.backward_compute_ms},
-                     {"backward_comm_ms", s.backward_comm_ms},
-                     {"backward_overlap_ms", s.backward_overlap_ms},
-                     {"optimizer_ms", s.optimizer_ms},
-                     {"step_ms", s.step_ms},
-                     {"backward_end_clock_ms", s.backward_end_clock_ms},
-                     {"layer_forward_ms", s.layer_forward_ms},
-                     {"layer_backward_ms", s.layer_backward_ms}});
+  ddpsim::formats::RankLog log;
+  log.rank = t.rank();
+  log.world_size = t.world_size();
+  log.host = host_name();
+  log.ddpsim_version = ddpsim::sim::ddpsim_version();
+  log.git_commit = ddpsim::sim::git_commit();
+  log.device = device;
+  log.transport = t.name();
+  log.sizes = {widths, static_cast<std::int64_t>(r.parameters.size()),
+               static_cast<std::int64_t>(r.parameters.size() * sizeof(float)), o.dataset_size, r.bucket_bytes};
+  if (!r.steps.empty() && !r.steps.front().layer_forward_ms.empty()) {
+    // The layers whose times the steps give, named as the model names its parameters ("layers.0.weight").
+    for (const auto& p : ddpsim::real::mlp_spec(o.shape).parameters) {
+      const std::string layer = p.name.substr(0, p.name.rfind('.'));
+      if (log.layers.empty() || log.layers.back().name != layer) log.layers.push_back({layer, {}});
+      log.layers.back().params.push_back(p.name);
+    }
   }
-  j["steps"] = std::move(steps);
-  std::ofstream(fmt::format("{}.rank{}.json", prefix, t.rank())) << j.dump(2) << "\n";
+  log.batch_size = o.batch_size;
+  log.resumed_from_step = r.resumed_from_step;
+  for (const auto& e : r.epochs) log.epochs.push_back({e.epoch, e.ids});
+  for (const auto& s : r.steps) {
+    ddpsim::formats::MeasuredStep m;
+    m.iteration = s.iteration;
+    m.epoch = s.epoch;
+    m.examples = s.examples;
+    m.skipped = s.skipped;
+    m.step_ms = s.step_ms;
+    m.data_ms = s.data_ms;
+    m.compute_ms = s.compute_ms;
+    m.collective_ms = s.collective_ms;
+    m.exposed_comm_ms = s.exposed_comm_ms;
+    m.forward_compute_ms = s.forward_compute_ms;
+    m.backward_compute_ms = s.backward_compute_ms;
+    m.backward_comm_ms = s.backward_comm_ms;
+    m.backward_overlap_ms = s.backward_overlap_ms;
+    m.optimizer_ms = s.optimizer_ms;
+    m.backward_end_clock_ms = s.backward_end_clock_ms;
+    m.layer_forward_ms = s.layer_forward_ms;
+    m.layer_backward_ms = s.layer_backward_ms;
+    log.steps.push_back(std::move(m));
+  }
+  std::ofstream(ddpsim::formats::rank_log_path(prefix, t.rank())) << ddpsim::formats::to_json(log);
 }
 
 }  // namespace
@@ -309,19 +318,13 @@ int main(int argc, char** argv) {
       if (rank == 0) {
         fmt::print("{:>12}  {:>12}  {:>12}  {:>12}   (W = {}, {}, nccl-tests' definitions)\n", "bytes", "time_us",
                    "algbw_GBps", "busbw_GBps", transport.world_size(), transport.name());
-        nlohmann::ordered_json j = nlohmann::ordered_json::array();
+        ddpsim::formats::CollectiveSweep out{"", transport.name(), host_name(), std::string(ddpsim::sim::ddpsim_version()),
+                                             std::string(ddpsim::sim::git_commit()), transport.world_size(), {}};
         for (const auto& r : rows) {
           fmt::print("{:>12}  {:>12.2f}  {:>12.4f}  {:>12.4f}\n", r.bytes, r.time_us, r.algbw_GBps, r.busbw_GBps);
-          j.push_back({{"bytes", r.bytes}, {"time_us", r.time_us}, {"algbw_GBps", r.algbw_GBps}, {"busbw_GBps", r.busbw_GBps}});
+          out.rows.push_back({r.bytes, r.time_us, r.algbw_GBps, r.busbw_GBps});
         }
-        if (!sweep_json.empty()) {
-          std::ofstream(sweep_json) << nlohmann::ordered_json{{"transport", transport.name()}, {"host", host_name()},
-                                                              {"ddpsim_version", ddpsim::sim::ddpsim_version()},
-                                                              {"git_commit", ddpsim::sim::git_commit()},
-                                                              {"world_size", transport.world_size()}, {"sweep", j}}
-                                           .dump(2)
-                                    << "\n";
-        }
+        if (!sweep_json.empty()) std::ofstream(sweep_json) << ddpsim::formats::to_json(out);
       }
       transport.barrier();
       return 0;

@@ -50,11 +50,6 @@ struct Scenario {
 
 /// Reads and validates a scenario file. Throws InputError on any problem.
 Scenario load_scenario(const std::string& path);
-/// Applies a calibration file (`ddpsim calibrate --out`): its `collective`
-/// (latency_us, bandwidth_GBps, launch_overhead_us), `model` (layers,
-/// forward_ms, backward_ms, optimizer_ms), `data.load_ms` and `straggler`
-/// values replace the scenario's. Throws InputError naming the calibration file.
-void apply_calibration(Scenario& scenario, const std::string& path);
 /// Validates scenario text; `source` names it in error messages.
 Scenario parse_scenario(std::string_view text, const std::string& source);
 

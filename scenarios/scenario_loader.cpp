@@ -20,6 +20,8 @@
 #include "netsim/simgrid_options.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/scenario.hpp"
+#include "scenarios/calibration_file.hpp"
+#include "scenarios/model_section.hpp"
 #include "scenarios/scenario_sections.hpp"
 #include "scenarios/schema.hpp"
 #include "scenarios/yaml_section.hpp"
@@ -33,233 +35,6 @@ using sim::Time;
 std::string stem_of(const std::string& source) {
   const std::string stem = std::filesystem::path(source).stem().string();
   return stem.empty() ? "scenario" : stem;
-}
-
-models::StragglerModel read_straggler(const Section& s, const std::vector<int>& worlds) {
-  const std::string model = s.choice("model", "none");
-  const std::string why = fmt::format("does not apply to straggler model '{}'", model);
-  if (model == "none") {
-    for (auto k : {"penalty_ms", "rank", "distribution", "mean_ms", "max_ms"}) s.forbid(k, why);
-    return models::NoStraggler{};
-  }
-  if (model == "log2") {
-    for (auto k : {"distribution", "mean_ms", "max_ms"}) s.forbid(k, why);
-    const int smallest = *std::min_element(worlds.begin(), worlds.end());
-    const auto rank = s.integer("rank", -1, smallest - 1, -1);
-    return models::Log2Straggler{s.millis("penalty_ms", std::nullopt), static_cast<int>(rank)};
-  }
-  for (auto k : {"penalty_ms", "rank"}) s.forbid(k, why);
-  const std::string dist = s.choice("distribution", "exponential");
-  if (dist == "exponential") {
-    s.forbid("max_ms", "does not apply to the exponential distribution (it takes mean_ms)");
-    return models::JitterStraggler{models::JitterDistribution::kExponential,
-                                   s.millis("mean_ms", std::nullopt, true), {}};
-  }
-  s.forbid("mean_ms", "does not apply to the uniform distribution (it takes max_ms)");
-  return models::JitterStraggler{models::JitterDistribution::kUniform, {}, s.millis("max_ms", std::nullopt, true)};
-}
-
-// ---- model ----------------------------------------------------------------
-
-constexpr std::int64_t kMaxDim = std::int64_t{1} << 40;
-
-std::vector<models::Tensor> read_tensors(const Section& s, std::string_view key) {
-  std::vector<models::Tensor> out;
-  const std::vector<YAML::Node> items = s.sequence(key);
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    const Section t = s.item(items[i], fmt::format("{}[{}]", s.path_of(key), i),
-                             schema::children(schema::scenario_keys(), "model.parameters[]"));
-    if (!t.has("name")) t.missing("name", "the tensor's name");
-    models::Tensor x;
-    x.name = t.text("name", "");
-    for (const YAML::Node& d : t.sequence("shape")) x.shape.push_back(t.parse_integer(d, "shape", 1, kMaxDim));
-    if (!t.has("shape")) t.missing("shape", "a list of dimensions, e.g. [64, 3, 7, 7]");
-    const std::string dtype = t.choice("dtype", schema::choices(schema::scenario_keys(), "model.parameters[].dtype"),
-                                       "float32");
-    x.dtype = *models::parse_dtype(dtype);
-    for (const models::Tensor& prev : out) {
-      if (prev.name == x.name) t.fail_value("name", "expected a name not used by an earlier tensor");
-    }
-    out.push_back(std::move(x));
-  }
-  return out;
-}
-
-// Name -> parameter index, with "did you mean" for near misses.
-class ParamIndex {
- public:
-  explicit ParamIndex(const std::vector<models::Tensor>& params) : params_(params) {}
-  int find(const Section& s, const std::string& name, const YAML::Node& where, const std::string& key_path) const {
-    for (std::size_t i = 0; i < params_.size(); ++i) {
-      if (params_[i].name == name) return static_cast<int>(i);
-    }
-    std::string expected = "expected the name of a model parameter";
-    std::size_t best_d = std::max<std::size_t>(2, name.size() / 4) + 1;
-    std::string best;
-    for (const auto& p : params_) {
-      const std::size_t d = edit_distance(name, p.name);
-      if (d < best_d) best = p.name, best_d = d;
-    }
-    if (!best.empty()) expected += fmt::format(" (did you mean '{}'?)", best);
-    s.fail_node(where, key_path, expected);
-  }
-  std::vector<int> list(const Section& s, std::string_view key, bool distinct) const {
-    std::vector<int> out;
-    for (const auto& [name, node] : s.strings(key)) {
-      const int i = find(s, name, node, s.path_of(key));
-      if (distinct && std::find(out.begin(), out.end(), i) != out.end()) {
-        s.fail_node(node, s.path_of(key), "expected each parameter once");
-      }
-      out.push_back(i);
-    }
-    return out;
-  }
-
- private:
-  const std::vector<models::Tensor>& params_;
-};
-
-std::vector<int> read_ready_order(const Section& s, const std::vector<models::Tensor>& params) {
-  std::vector<int> order;
-  if (!s.has("gradient_ready_order")) {
-    for (int i = static_cast<int>(params.size()) - 1; i >= 0; --i) order.push_back(i);
-    return order;
-  }
-  order = ParamIndex(params).list(s, "gradient_ready_order", true);
-  if (order.size() != params.size()) {
-    for (std::size_t i = 0; i < params.size(); ++i) {
-      if (std::find(order.begin(), order.end(), static_cast<int>(i)) == order.end()) {
-        s.fail("gradient_ready_order", fmt::format("lists {} of {} parameters; missing, for one: '{}'", order.size(),
-                                                   params.size(), params[i].name));
-      }
-    }
-  }
-  return order;
-}
-
-// Milliseconds from a `<stem>_ms` or `<stem>_gflops` key (exactly one of them).
-class ComputeTimes {
- public:
-  explicit ComputeTimes(const Section& device) : device_(device) {}
-  std::optional<sim::Time> read(const Section& s, std::string_view stem, bool required) {
-    const std::string ms = std::string(stem) + "_ms", gf = std::string(stem) + "_gflops";
-    if (s.has(ms) && s.has(gf)) s.fail(gf, fmt::format("give {} or {}, not both", ms, gf));
-    if (s.has(ms)) return s.millis(ms, std::nullopt);
-    if (s.has(gf)) {
-      used_flops_ = true;
-      const double gflops = s.number(gf, 0, false, 1e12, std::nullopt, "GFLOP per local batch");
-      return sim::Time::from_ms(gflops / throughput());
-    }
-    if (required) s.missing(ms, fmt::format("milliseconds (or {} with a device section)", gf));
-    return std::nullopt;
-  }
-  bool used_flops() const { return used_flops_; }
-
- private:
-  // GFLOP / (TFLOP/s) = 1 ms.
-  double throughput() {
-    if (!tflops_) {
-      if (!device_.has("peak_tflops")) device_.missing("peak_tflops", "the device's peak TFLOP/s, to turn GFLOP into time");
-      tflops_ = device_.number("peak_tflops", 0, true, 1e9, std::nullopt, "TFLOP/s") *
-                device_.number("efficiency", 0, true, 1, std::nullopt, "fraction of peak achieved");
-    }
-    return *tflops_;
-  }
-  const Section& device_;
-  std::optional<double> tflops_;
-  bool used_flops_ = false;
-};
-
-std::vector<std::int64_t> numels(const std::vector<models::Tensor>& params) {
-  std::vector<std::int64_t> out;
-  for (const auto& p : params) out.push_back(p.numel());
-  return out;
-}
-
-void read_compute(const Section& model, ComputeTimes& times, models::ModelSpec& spec) {
-  const std::size_t n = spec.parameters.size();
-  const bool whole = model.has("forward_ms") || model.has("forward_gflops") || model.has("backward_ms") ||
-                     model.has("backward_gflops");
-  if (model.has("layers")) {
-    if (whole) model.fail("layers", "give per-layer times or whole-model forward/backward times, not both");
-    spec.forward.assign(n, sim::Time{});
-    spec.backward.assign(n, sim::Time{});
-    std::vector<char> covered(n, 0);
-    const ParamIndex index(spec.parameters);
-    const std::vector<YAML::Node> layers = model.sequence("layers");
-    for (std::size_t i = 0; i < layers.size(); ++i) {
-      const Section l = model.item(layers[i], "layers", i);
-      l.text("name", "");
-      if (!l.has("params")) l.missing("params", "the names of the layer's parameters");
-      const std::vector<int> members = index.list(l, "params", true);
-      if (members.empty()) l.fail_value("params", "expected at least one parameter");
-      std::vector<std::int64_t> weights;
-      for (int m : members) {
-        if (covered[static_cast<std::size_t>(m)]) l.fail_value("params", "expected parameters in no other layer");
-        covered[static_cast<std::size_t>(m)] = 1;
-        weights.push_back(spec.parameters[static_cast<std::size_t>(m)].numel());
-      }
-      const auto fwd = models::spread_by_size(*times.read(l, "forward", true), weights);
-      const auto bwd = models::spread_by_size(*times.read(l, "backward", true), weights);
-      for (std::size_t k = 0; k < members.size(); ++k) {
-        spec.forward[static_cast<std::size_t>(members[k])] = fwd[k];
-        spec.backward[static_cast<std::size_t>(members[k])] = bwd[k];
-      }
-    }
-    for (std::size_t p = 0; p < n; ++p) {
-      if (!covered[p]) model.fail("layers", fmt::format("parameter '{}' is in no layer", spec.parameters[p].name));
-    }
-    return;
-  }
-  spec.forward = models::spread_by_size(*times.read(model, "forward", true), numels(spec.parameters));
-  spec.backward = models::spread_by_size(*times.read(model, "backward", true), numels(spec.parameters));
-}
-
-models::ModelSpec read_model(const Section& top, std::string& description) {
-  const Section model = top.child("model");
-  if (!top.has("model")) top.missing("model", "a mapping with a preset, parameters or gradient_bytes, and compute times");
-  const int forms = int(model.has("preset")) + int(model.has("parameters")) + int(model.has("gradient_bytes"));
-  if (forms != 1) {
-    const std::string why = "expected exactly one of preset, parameters, gradient_bytes";
-    if (forms == 0) model.missing("preset", "a preset name, a parameters list or gradient_bytes");
-    model.fail(model.has("gradient_bytes") ? "gradient_bytes" : "parameters", why);
-  }
-  models::ModelSpec spec;
-  const Section device = top.child("device");
-  ComputeTimes times(device);
-  if (model.has("gradient_bytes")) {
-    for (auto k : {"gradient_ready_order", "buffers", "layers"}) model.forbid(k, "needs a parameters list or a preset");
-    const std::int64_t bytes = model.integer("gradient_bytes", 1, std::int64_t{1} << 50, std::nullopt);
-    if (bytes % 4 != 0) model.fail_value("gradient_bytes", "expected a multiple of 4 (one fp32 gradient buffer)");
-    spec = models::block_model(*times.read(model, "forward", true), *times.read(model, "backward", true), {}, bytes);
-    description = fmt::format("one block, {} gradient bytes", bytes);
-  } else if (model.has("preset")) {
-    for (auto k : {"parameters", "gradient_ready_order", "buffers"}) model.forbid(k, "comes from the preset");
-    std::vector<std::string_view> names = models::preset_names();
-    const std::string name = model.choice("preset", names, std::nullopt);
-    const std::string source = "preset:" + name;
-    const YAML::Node root = parse_yaml(*models::preset_yaml(name), source);
-    const Reader reader(source);
-    const Section preset(reader, root, schema::preset_keys());
-    spec.parameters = read_tensors(preset, "parameters");
-    spec.ready_order = read_ready_order(preset, spec.parameters);
-    spec.buffers = read_tensors(preset, "buffers");
-    read_compute(model, times, spec);
-    description = fmt::format("preset {}, {} parameters in {} tensors", name, spec.parameter_count(),
-                              spec.parameters.size());
-  } else {
-    spec.parameters = read_tensors(model, "parameters");
-    if (spec.parameters.empty()) model.fail_value("parameters", "expected at least one parameter");
-    spec.ready_order = read_ready_order(model, spec.parameters);
-    spec.buffers = read_tensors(model, "buffers");
-    read_compute(model, times, spec);
-    description = fmt::format("{} parameters in {} tensors", spec.parameter_count(), spec.parameters.size());
-  }
-  spec.optimizer = model.millis("optimizer_ms", 0.0);
-  if (top.has("device") && !times.used_flops()) {
-    top.fail("device", "is given, but no compute time is in gflops");
-  }
-  return spec;
 }
 
 models::DdpConfig read_ddp(const Section& top, const models::ModelSpec& model, std::vector<double>& caps) {
@@ -378,38 +153,6 @@ std::string read_limited(const std::string& path, const char* what) {
   return text;
 }
 
-void apply_calibration_text(Scenario& out, std::string_view text, const std::string& source) {
-  check_text(text, source);
-  const YAML::Node root = parse_yaml(text, source);
-  const Reader reader(source);
-  const Section top(reader, root, schema::calibration_keys());
-  models::DdpJob& job = out.job;
-  const Section coll = top.child("collective");
-  if (job.cluster) {
-    coll.forbid("latency_us", "the scenario's cluster section gives every route's latency");
-    coll.forbid("bandwidth_GBps", "the scenario's cluster section gives every route's bandwidth");
-  }
-  if (coll.has("latency_us")) job.network.latency = coll.micros("latency_us", std::nullopt);
-  if (coll.has("bandwidth_GBps")) {
-    job.network.bandwidth_GBps = coll.number("bandwidth_GBps", 0, true, 1e6, std::nullopt, "GB/s, 1 GB = 1e9 bytes");
-  }
-  if (coll.has("launch_overhead_us")) job.network.launch_overhead = coll.micros("launch_overhead_us", std::nullopt);
-  const Section model = top.child("model");
-  if (model.has("layers") || model.has("forward_ms") || model.has("backward_ms")) {
-    const Section no_device = top.child("device");
-    ComputeTimes times(no_device);
-    read_compute(model, times, job.model);
-  }
-  if (model.has("optimizer_ms")) job.model.optimizer = model.millis("optimizer_ms", std::nullopt);
-  const Section data = top.child("data");
-  if (data.has("load_ms")) job.data_load = data.millis("load_ms", std::nullopt);
-  if (top.has("straggler")) {
-    job.straggler = read_straggler(top.child("straggler"),
-                                   out.world_sizes);
-  }
-  out.calibration = source;
-  out.calibration_sha256 = sim::to_hex(sim::sha256(text));
-}
 
 namespace {
 
@@ -574,10 +317,6 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
     apply_calibration_text(out, read_limited(path.string(), "calibration file"), path.string());
   }
   return out;
-}
-
-void apply_calibration(Scenario& scenario, const std::string& path) {
-  apply_calibration_text(scenario, read_limited(path, "calibration file"), path);
 }
 
 Scenario load_scenario(const std::string& path) { return parse_scenario(read_limited(path, "scenario file"), path); }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "scenarios/input_error.hpp"
+#include "scenarios/calibration_file.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/digest.hpp"
 

@@ -1,7 +1,8 @@
 #pragma once
 // Internal to scenarios/: the readers of the scenario's sections that stand
-// apart from the job's loop (simgrid, checkpoint and failures); the loader
-// (scenario_loader.cpp) calls them in its order of keys.
+// apart from the job's loop (simgrid, checkpoint and failures), and the
+// limited file read the loaders share; the loader (scenario_loader.cpp)
+// calls them in its order of keys.
 
 #include "models/ddp_job.hpp"
 #include "netsim/simgrid_options.hpp"
@@ -10,6 +11,8 @@
 
 namespace ddpsim::scenarios {
 
+/// A file's text with the scenario limits (kMaxScenarioBytes); `what` names it in the error.
+std::string read_limited(const std::string& path, const char* what);
 /// The simgrid section: SimGrid's settings ddpsim passes on, each checked.
 netsim::SimgridOptions read_simgrid(const Section& top);
 /// The checkpoint and failures sections (failures are priced against a checkpoint).

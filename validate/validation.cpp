@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 
 #include "models/baseline.hpp"
 #include "models/reducer.hpp"
@@ -25,41 +24,29 @@ double pct(double predicted, double measured) { return 100 * (predicted - measur
 
 }  // namespace
 
-nlohmann::json read_measurement(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError({path, 0, 0}, "", "", "cannot read this measurement file (ddpsim-real's JSON)");
+InputError input_error(const formats::FormatError& e) { return InputError({e.file(), 0, 0}, e.key(), "", e.what()); }
+
+std::vector<formats::RankLog> read_rank_logs(const std::string& prefix) {
   try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError({path, 0, 0}, "", "", fmt::format("JSON from ddpsim-real: {}", e.what()));
+    return formats::read_run(prefix);
+  } catch (const formats::FormatError& e) {
+    throw input_error(e);
   }
 }
 
-std::vector<nlohmann::json> read_rank_logs(const std::string& prefix) {
-  std::vector<nlohmann::json> logs;
-  logs.push_back(read_measurement(prefix + ".rank0.json"));
-  int world = 0;
-  try {
-    world = logs.front().at("world_size").get<int>();
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError({prefix + ".rank0.json", 0, 0}, "world_size", "", fmt::format("ddpsim-real's per-rank JSON: {}", e.what()));
-  }
-  for (int r = 1; r < world; ++r) logs.push_back(read_measurement(fmt::format("{}.rank{}.json", prefix, r)));
-  return logs;
-}
-
-std::vector<std::vector<double>> backward_ends(const std::vector<nlohmann::json>& logs, int warmup) {
+std::vector<std::vector<double>> backward_ends(const std::vector<formats::RankLog>& logs, int warmup) {
   std::map<int, std::vector<double>> by_iteration;
-  for (const nlohmann::json& log : logs) {
-    try {
-      for (const auto& step : log.at("steps")) {
-        const int it = step.at("iteration").get<int>();
-        if (it >= warmup && !step.at("skipped").get<bool>()) by_iteration[it].push_back(step.at("backward_end_clock_ms").get<double>());
+  try {
+    for (const formats::RankLog& log : logs) {
+      for (std::size_t i = 0; i < log.steps.size(); ++i) {
+        const formats::MeasuredStep& step = log.steps[i];
+        if (step.iteration >= warmup && !step.skipped) {
+          by_iteration[step.iteration].push_back(log.need(&formats::MeasuredStep::backward_end_clock_ms, "backward_end_clock_ms", i));
+        }
       }
-    } catch (const nlohmann::json::exception& e) {
-      throw InputError({fmt::format("rank {}'s log", &log - logs.data()), 0, 0}, "steps", "",
-                       fmt::format("ddpsim-real's per-rank JSON: {}", e.what()));
     }
+  } catch (const formats::FormatError& e) {
+    throw input_error(e);
   }
   std::vector<std::vector<double>> out;
   for (auto& [it, ends] : by_iteration) {
@@ -68,54 +55,71 @@ std::vector<std::vector<double>> backward_ends(const std::vector<nlohmann::json>
   return out;
 }
 
+namespace {
+
+// Each rank's mean compute, exposed communication and data time over its measured steps.
+struct StepSums {
+  double compute = 0, exposed = 0, data = 0;
+  int samples = 0;
+};
+
+StepSums sum_steps(const std::vector<formats::RankLog>& logs, int warmup, std::vector<double>& rank0_steps) {
+  StepSums sums;
+  for (std::size_t r = 0; r < logs.size(); ++r) {
+    const formats::RankLog& log = logs[r];
+    for (std::size_t i = 0; i < log.steps.size(); ++i) {
+      const formats::MeasuredStep& s = log.steps[i];
+      if (s.iteration < warmup || s.skipped) continue;
+      if (r == 0) rank0_steps.push_back(s.step_ms);
+      sums.compute += log.need(&formats::MeasuredStep::compute_ms, "compute_ms", i);
+      sums.exposed += log.need(&formats::MeasuredStep::exposed_comm_ms, "exposed_comm_ms", i);
+      sums.data += log.need(&formats::MeasuredStep::data_ms, "data_ms", i);
+      ++sums.samples;
+    }
+  }
+  return sums;
+}
+
+}  // namespace
+
 Measured read_measured(const std::string& prefix, int warmup) {
   Measured m;
   m.prefix = prefix;
-  const std::string first = prefix + ".rank0.json";
+  const std::string first = formats::rank_log_path(prefix, 0);
+  const std::vector<formats::RankLog> logs = read_rank_logs(prefix);
+  const formats::RankLog& r0 = logs.front();
+  m.world_size = static_cast<int>(logs.size());
+  m.host = r0.host;
+  m.device = r0.device;
+  m.transport = r0.transport;
+  std::vector<double> steps;
+  StepSums sums;
   try {
-    const std::vector<nlohmann::json> logs = read_rank_logs(prefix);
-    const nlohmann::json& r0 = logs.front();
-    m.world_size = static_cast<int>(logs.size());
-    m.host = r0.at("host").get<std::string>();
-    m.device = r0.at("device").get<std::string>();
-    m.transport = r0.at("transport").get<std::string>();
-    std::vector<double> steps;
-    double compute = 0, exposed = 0, data = 0;
-    int samples = 0;
-    for (std::size_t r = 0; r < logs.size(); ++r) {
-      for (const auto& s : logs[r].at("steps")) {
-        if (s.at("iteration").get<int>() < warmup || s.at("skipped").get<bool>()) continue;
-        if (r == 0) steps.push_back(s.at("step_ms").get<double>());
-        compute += s.at("compute_ms").get<double>();
-        exposed += s.at("exposed_comm_ms").get<double>();
-        data += s.at("data_ms").get<double>();
-        ++samples;
-      }
-    }
-    // Waiting for other ranks: each rank's gap to the last rank's end of backward.
-    double wait = 0;
-    int waits = 0;
-    for (const std::vector<double>& e : backward_ends(logs, warmup)) {
-      const double last = *std::max_element(e.begin(), e.end());
-      for (double t : e) wait += last - t;
-      waits += m.world_size;
-    }
-    if (steps.size() < 2) {
-      throw InputError({first, 0, 0}, "steps", std::to_string(steps.size()), fmt::format("at least 2 steps after the {} warm-up", warmup));
-    }
-    m.steps = static_cast<int>(steps.size());
-    for (double s : steps) m.step_ms += s;
-    m.step_ms /= static_cast<double>(steps.size());
-    for (double s : steps) m.step_sd_ms += (s - m.step_ms) * (s - m.step_ms);
-    m.step_sd_ms = std::sqrt(m.step_sd_ms / static_cast<double>(steps.size() - 1));
-    m.compute_ms = compute / samples;
-    m.wait_ms = waits > 0 ? wait / waits : 0;
-    // The simulator's exposed communication excludes waiting; the rank's own measure includes it.
-    m.exposed_comm_ms = std::max(0.0, exposed / samples - m.wait_ms);
-    m.data_ms = data / samples;
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError({first, 0, 0}, "", "", fmt::format("ddpsim-real's per-rank JSON: {}", e.what()));
+    sums = sum_steps(logs, warmup, steps);
+  } catch (const formats::FormatError& e) {
+    throw input_error(e);
   }
+  // Waiting for other ranks: each rank's gap to the last rank's end of backward.
+  double wait = 0;
+  int waits = 0;
+  for (const std::vector<double>& e : backward_ends(logs, warmup)) {
+    const double last = *std::max_element(e.begin(), e.end());
+    for (double t : e) wait += last - t;
+    waits += m.world_size;
+  }
+  if (steps.size() < 2) {
+    throw InputError({first, 0, 0}, "steps", std::to_string(steps.size()), fmt::format("at least 2 steps after the {} warm-up", warmup));
+  }
+  m.steps = static_cast<int>(steps.size());
+  for (double s : steps) m.step_ms += s;
+  m.step_ms /= static_cast<double>(steps.size());
+  for (double s : steps) m.step_sd_ms += (s - m.step_ms) * (s - m.step_ms);
+  m.step_sd_ms = std::sqrt(m.step_sd_ms / static_cast<double>(steps.size() - 1));
+  m.compute_ms = sums.compute / sums.samples;
+  m.wait_ms = waits > 0 ? wait / waits : 0;
+  // The simulator's exposed communication excludes waiting; the rank's own measure includes it.
+  m.exposed_comm_ms = std::max(0.0, sums.exposed / sums.samples - m.wait_ms);
+  m.data_ms = sums.data / sums.samples;
   return m;
 }
 

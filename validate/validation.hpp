@@ -4,28 +4,28 @@
 // closed-form baseline, with per-component errors; reports as a text table,
 // Markdown and an SVG plot.
 
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "formats/measured_run.hpp"
 #include "models/ddp_job.hpp"
 #include "present/plot.hpp"
+#include "scenarios/input_error.hpp"
 #include "scenarios/runner.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace ddpsim::validate {
 
-/// A ddpsim-real JSON file. Throws scenarios::InputError naming the file when
-/// it cannot be read or is not JSON.
-nlohmann::json read_measurement(const std::string& path);
+/// FormatError (formats/measured_run.hpp) as the InputError that main turns into exit 2.
+scenarios::InputError input_error(const formats::FormatError& e);
 
-/// Every rank's log of a run: PREFIX.rank<r>.json for r below rank 0's world_size.
-std::vector<nlohmann::json> read_rank_logs(const std::string& prefix);
+/// Every rank's log of a run (formats::read_run); InputError naming the file.
+std::vector<formats::RankLog> read_rank_logs(const std::string& prefix);
 
 /// Per iteration after `warmup` that every rank logged: each rank's end of
 /// backward (backward_end_clock_ms, one host's monotonic clock).
-std::vector<std::vector<double>> backward_ends(const std::vector<nlohmann::json>& logs, int warmup);
+std::vector<std::vector<double>> backward_ends(const std::vector<formats::RankLog>& logs, int warmup);
 
 /// One measured run (ddpsim-real train --json PREFIX), all its ranks.
 struct Measured {

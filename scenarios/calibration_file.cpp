@@ -1,0 +1,96 @@
+// The calibration file (calibration_file.hpp): its writer and its reader.
+
+#include "scenarios/calibration_file.hpp"
+
+#include <fmt/format.h>
+
+#include "scenarios/input_error.hpp"
+#include "scenarios/model_section.hpp"
+#include "scenarios/scenario_sections.hpp"
+#include "scenarios/schema.hpp"
+#include "scenarios/yaml_section.hpp"
+#include "sim/digest.hpp"
+
+namespace ddpsim::scenarios {
+namespace {
+
+std::string comments(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& line : lines) out += "# " + line + "\n";
+  return out;
+}
+
+std::string names(const std::vector<std::string>& list) {
+  std::string out;
+  for (const std::string& n : list) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+std::string compute_yaml(const CalibrationFile::Compute& c) {
+  std::string yaml = comments(c.comments) + "model:\n";
+  if (c.forward_ms) yaml += fmt::format("  forward_ms: {:.6g}\n", *c.forward_ms);
+  if (c.backward_ms) yaml += fmt::format("  backward_ms: {:.6g}\n", *c.backward_ms);
+  if (!c.layers.empty()) yaml += "  layers:\n";
+  for (const CalibrationFile::Layer& l : c.layers) {
+    yaml += fmt::format("    - {{name: {}, params: [{}], forward_ms: {:.6g}, backward_ms: {:.6g}}}\n", l.name, names(l.params),
+                        l.forward_ms, l.backward_ms);
+  }
+  return yaml + fmt::format("  optimizer_ms: {:.6g}\ndata:\n  load_ms: {:.6g}\n", c.optimizer_ms, c.load_ms);
+}
+
+}  // namespace
+
+std::string to_yaml(const CalibrationFile& calibration) {
+  std::string yaml = "# ddpsim calibrate, from:\n";
+  for (const std::string& s : calibration.sources) yaml += "#   " + s + "\n";
+  if (const auto& c = calibration.collective) {
+    yaml += comments(c->comments) + "collective:\n";
+    if (c->latency_us) yaml += fmt::format("  latency_us: {:.6g}\n", *c->latency_us);
+    if (c->bandwidth_GBps) yaml += fmt::format("  bandwidth_GBps: {:.6g}\n", *c->bandwidth_GBps);
+    yaml += fmt::format("  launch_overhead_us: {:.6g}\n", c->launch_overhead_us);
+  }
+  if (calibration.compute) yaml += compute_yaml(*calibration.compute);
+  if (const auto& s = calibration.straggler) {
+    yaml += comments(s->comments) + fmt::format("straggler:\n  model: log2\n  penalty_ms: {:.6g}\n", s->penalty_ms);
+  }
+  return yaml;
+}
+
+void apply_calibration_text(Scenario& out, std::string_view text, const std::string& source) {
+  check_text(text, source);
+  const YAML::Node root = parse_yaml(text, source);
+  const Reader reader(source);
+  const Section top(reader, root, schema::calibration_keys());
+  models::DdpJob& job = out.job;
+  const Section coll = top.child("collective");
+  if (job.cluster) {
+    coll.forbid("latency_us", "the scenario's cluster section gives every route's latency");
+    coll.forbid("bandwidth_GBps", "the scenario's cluster section gives every route's bandwidth");
+  }
+  if (coll.has("latency_us")) job.network.latency = coll.micros("latency_us", std::nullopt);
+  if (coll.has("bandwidth_GBps")) {
+    job.network.bandwidth_GBps = coll.number("bandwidth_GBps", 0, true, 1e6, std::nullopt, "GB/s, 1 GB = 1e9 bytes");
+  }
+  if (coll.has("launch_overhead_us")) job.network.launch_overhead = coll.micros("launch_overhead_us", std::nullopt);
+  const Section model = top.child("model");
+  if (model.has("layers") || model.has("forward_ms") || model.has("backward_ms")) {
+    const Section no_device = top.child("device");
+    ComputeTimes times(no_device);
+    read_compute(model, times, job.model);
+  }
+  if (model.has("optimizer_ms")) job.model.optimizer = model.millis("optimizer_ms", std::nullopt);
+  const Section data = top.child("data");
+  if (data.has("load_ms")) job.data_load = data.millis("load_ms", std::nullopt);
+  if (top.has("straggler")) {
+    job.straggler = read_straggler(top.child("straggler"), out.world_sizes);
+  }
+  out.calibration = source;
+  out.calibration_sha256 = sim::to_hex(sim::sha256(text));
+}
+
+void apply_calibration(Scenario& scenario, const std::string& path) {
+  apply_calibration_text(scenario, read_limited(path, "calibration file"), path);
+}
+
+
+}  // namespace ddpsim::scenarios

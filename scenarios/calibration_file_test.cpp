@@ -1,0 +1,70 @@
+#include "scenarios/calibration_file.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <variant>
+
+#include "scenarios/scenario.hpp"
+
+using namespace ddpsim;
+using scenarios::parse_scenario;
+
+namespace {
+
+const std::string kLayered = R"(world_size: 2
+model:
+  parameters:
+    - {name: layers.0.weight, shape: [4, 2]}
+    - {name: layers.0.bias, shape: [4]}
+    - {name: layers.1.weight, shape: [1, 4]}
+    - {name: layers.1.bias, shape: [1]}
+  layers:
+    - {params: [layers.0.weight, layers.0.bias], forward_ms: 1, backward_ms: 2}
+    - {params: [layers.1.weight, layers.1.bias], forward_ms: 1, backward_ms: 2}
+collective:
+  latency_us: 5
+  bandwidth_GBps: 10
+)";
+
+}  // namespace
+
+TEST_CASE("the calibration file's writer and reader agree: what to_yaml writes, apply_calibration reads back") {
+  scenarios::CalibrationFile c;
+  c.sources = {"sweep_w1.json", "w1.rank0.json"};
+  c.collective = scenarios::CalibrationFile::Collective{{"a fit", "note: its quality"}, 7.5, 2.5, 3.25};
+  scenarios::CalibrationFile::Compute compute;
+  compute.comments = {"model: per-layer means"};
+  compute.layers = {{"layers.0", {"layers.0.weight", "layers.0.bias"}, 0.3, 0.6},
+                    {"layers.1", {"layers.1.weight", "layers.1.bias"}, 0.1, 0.2}};
+  compute.optimizer_ms = 0.05;
+  compute.load_ms = 0.02;
+  c.compute = compute;
+  c.straggler = scenarios::CalibrationFile::Straggler{{"skew"}, 1.5};
+  const std::string yaml = scenarios::to_yaml(c);
+  CHECK(yaml.find("# ddpsim calibrate, from:\n#   sweep_w1.json\n#   w1.rank0.json\n# a fit\n# note: its quality\n"
+                  "collective:\n  latency_us: 7.5\n") == 0);
+  scenarios::Scenario s = parse_scenario(kLayered, "s.yaml");
+  scenarios::apply_calibration_text(s, yaml, "c.yaml");
+  CHECK(s.job.network.latency.us() == doctest::Approx(7.5));
+  CHECK(s.job.network.bandwidth_GBps == doctest::Approx(2.5));
+  CHECK(s.job.network.launch_overhead.us() == doctest::Approx(3.25));
+  CHECK(s.job.model.forward_total().ms() == doctest::Approx(0.4));
+  CHECK(s.job.model.backward_total().ms() == doctest::Approx(0.8));
+  CHECK(s.job.model.optimizer.ms() == doctest::Approx(0.05));
+  CHECK(s.job.data_load.ms() == doctest::Approx(0.02));
+  REQUIRE(std::get_if<models::Log2Straggler>(&s.job.straggler));
+  CHECK(std::get_if<models::Log2Straggler>(&s.job.straggler)->penalty.ms() == doctest::Approx(1.5));
+  // A fit without the network's split keeps the scenario's latency and bandwidth.
+  c.collective->latency_us.reset();
+  c.collective->bandwidth_GBps.reset();
+  c.compute->layers.clear();
+  c.compute->forward_ms = 2;
+  c.compute->backward_ms = 4;
+  scenarios::Scenario t = parse_scenario(kLayered, "s.yaml");
+  const double bandwidth = t.job.network.bandwidth_GBps;
+  scenarios::apply_calibration_text(t, scenarios::to_yaml(c), "c.yaml");
+  CHECK(t.job.network.bandwidth_GBps == bandwidth);
+  CHECK(t.job.model.forward_total().ms() == doctest::Approx(2));
+  CHECK(t.job.model.backward_total().ms() == doctest::Approx(4));
+}
