@@ -92,74 +92,99 @@ std::vector<MisalignedPair> misaligned_pairs(const sim::RunSummary& summary) {
   return out;
 }
 
-std::optional<FailureReport> analyse_failure(const sim::RunSummary& summary, const std::vector<RankStatus>& ranks,
-                                             const FailureContext& context) {
-  const bool everyone_finished =
-      std::all_of(ranks.begin(), ranks.end(), [](const RankStatus& r) { return r.finished; });
-  if (everyone_finished && summary.crashes.empty() && !summary.watchdog_at) return std::nullopt;
+namespace {
 
-  FailureReport f;
-  std::map<int, const sim::Crash*> crashed;
-  for (const sim::Crash& c : summary.crashes) crashed.emplace(c.rank, &c);
-
-  int odd_one = -1;  // the first rank outside the majority at the failing collective
-  std::vector<int> majority_ranks;  // issued the most common (op, bytes) there, crashed or not
-
-  // The earliest collective that did not complete (world group).
+// The ranks at the earliest collective that did not complete (world group).
+struct OpenSides {
   const sim::OpenCollective* open = nullptr;
-  for (const sim::OpenCollective& oc : summary.open) {
-    if (oc.group == sim::Engine::kWorld && (open == nullptr || oc.seq < open->seq)) open = &oc;
-  }
-  if (open != nullptr) {
-    f.sequence = open->seq;
-    std::vector<const sim::MemberState*> arrived;
-    for (const sim::MemberState& m : open->members) {
-      RankAtFailure r;
-      r.rank = m.rank;
-      const auto c = crashed.find(m.rank);
-      if (m.arrived) {
-        r.state = RankState::kIssued;
-        r.op = describe_op(m.label);
-        r.collective = std::string(sim::to_string(m.collective.kind));
-        r.bytes = m.collective.bytes;
-        r.iteration = static_cast<int>(m.label.iteration);
-        if (static_cast<DdpTag>(m.label.tag) == DdpTag::kAllReduce) r.bucket = static_cast<int>(m.label.index);
-        if (context.dtype_of) r.dtype = context.dtype_of(m.label);
-        arrived.push_back(&m);
-      }
-      if (c != crashed.end()) {
-        r.state = RankState::kCrashed;
-        r.detail = c->second->message;
-      } else if (!m.arrived) {
-        const RankStatus& s = ranks[static_cast<std::size_t>(m.rank)];
-        r.state = s.finished ? RankState::kExited : RankState::kElsewhere;
-        r.detail = s.finished ? fmt::format("left its loop after {} iterations and exited", s.iterations_run)
-                              : "has not reached this collective";
-      }
-      f.ranks.push_back(std::move(r));
-    }
-    if (!arrived.empty()) {
-      const std::size_t ref = majority(arrived, [](const sim::MemberState* m) {
-        return std::make_pair(m->collective.kind, m->collective.bytes);
-      });
-      for (const sim::MemberState* m : arrived) {
-        if (m->collective.kind == arrived[ref]->collective.kind && m->collective.bytes == arrived[ref]->collective.bytes) {
-          majority_ranks.push_back(m->rank);
-          if (!crashed.count(m->rank)) f.waiting_ranks.push_back(m->rank);
-        }
-      }
-    }
-    for (const sim::MemberState& m : open->members) {
-      if (std::find(f.waiting_ranks.begin(), f.waiting_ranks.end(), m.rank) == f.waiting_ranks.end()) {
-        f.missing_ranks.push_back(m.rank);
-      }
-      if (odd_one < 0 && std::find(majority_ranks.begin(), majority_ranks.end(), m.rank) == majority_ranks.end()) {
-        odd_one = m.rank;
-      }
-    }
-  }
+  int odd_one = -1;                 ///< the first rank outside the majority there
+  std::vector<int> majority_ranks;  ///< issued the most common (op, bytes) there, crashed or not
+};
 
-  // The culprit: the rank whose collective sequence diverged first.
+RankAtFailure rank_at(const sim::MemberState& m, const std::vector<RankStatus>& ranks,
+                      const std::map<int, const sim::Crash*>& crashed, const FailureContext& context) {
+  RankAtFailure r;
+  r.rank = m.rank;
+  const auto c = crashed.find(m.rank);
+  if (m.arrived) {
+    r.state = RankState::kIssued;
+    r.op = describe_op(m.label);
+    r.collective = std::string(sim::to_string(m.collective.kind));
+    r.bytes = m.collective.bytes;
+    r.iteration = static_cast<int>(m.label.iteration);
+    if (static_cast<DdpTag>(m.label.tag) == DdpTag::kAllReduce) r.bucket = static_cast<int>(m.label.index);
+    if (context.dtype_of) r.dtype = context.dtype_of(m.label);
+  }
+  if (c != crashed.end()) {
+    r.state = RankState::kCrashed;
+    r.detail = c->second->message;
+  } else if (!m.arrived) {
+    const RankStatus& s = ranks[static_cast<std::size_t>(m.rank)];
+    r.state = s.finished ? RankState::kExited : RankState::kElsewhere;
+    r.detail = s.finished ? fmt::format("left its loop after {} iterations and exited", s.iterations_run)
+                          : "has not reached this collective";
+  }
+  return r;
+}
+
+// Each member's side of the earliest open collective, who waits and who is missing.
+OpenSides describe_open(const sim::RunSummary& summary, const std::vector<RankStatus>& ranks,
+                        const std::map<int, const sim::Crash*>& crashed, const FailureContext& context, FailureReport& f) {
+  OpenSides out;
+  for (const sim::OpenCollective& oc : summary.open) {
+    if (oc.group == sim::Engine::kWorld && (out.open == nullptr || oc.seq < out.open->seq)) out.open = &oc;
+  }
+  if (out.open == nullptr) return out;
+  f.sequence = out.open->seq;
+  std::vector<const sim::MemberState*> arrived;
+  for (const sim::MemberState& m : out.open->members) {
+    f.ranks.push_back(rank_at(m, ranks, crashed, context));
+    if (m.arrived) arrived.push_back(&m);
+  }
+  if (!arrived.empty()) {
+    const std::size_t ref = majority(arrived, [](const sim::MemberState* m) {
+      return std::make_pair(m->collective.kind, m->collective.bytes);
+    });
+    for (const sim::MemberState* m : arrived) {
+      if (m->collective.kind == arrived[ref]->collective.kind && m->collective.bytes == arrived[ref]->collective.bytes) {
+        out.majority_ranks.push_back(m->rank);
+        if (!crashed.count(m->rank)) f.waiting_ranks.push_back(m->rank);
+      }
+    }
+  }
+  for (const sim::MemberState& m : out.open->members) {
+    if (std::find(f.waiting_ranks.begin(), f.waiting_ranks.end(), m.rank) == f.waiting_ranks.end()) {
+      f.missing_ranks.push_back(m.rank);
+    }
+    if (out.odd_one < 0 && std::find(out.majority_ranks.begin(), out.majority_ranks.end(), m.rank) == out.majority_ranks.end()) {
+      out.odd_one = m.rank;
+    }
+  }
+  return out;
+}
+
+// The culprit at the open collective: the odd one out, else the first missing rank.
+void blame_at_open(const OpenSides& sides, FailureReport& f) {
+  const int r = sides.odd_one >= 0 ? sides.odd_one : f.missing_ranks.front();
+  f.culprit_rank = r;
+  const RankAtFailure& at = *std::find_if(f.ranks.begin(), f.ranks.end(), [&](const RankAtFailure& x) { return x.rank == r; });
+  const RankAtFailure* other = nullptr;
+  for (const RankAtFailure& x : f.ranks) {
+    if (!sides.majority_ranks.empty() && x.rank == sides.majority_ranks.front() && x.rank != r) other = &x;
+  }
+  const std::string others = other ? fmt::format("the others issued {} ({} bytes)", other->op, other->bytes) : "";
+  if (at.state == RankState::kIssued) {
+    f.reason = fmt::format("collective #{}: rank {} issued {} ({} {} bytes){}{}", *f.sequence, r, at.op, at.collective,
+                           at.bytes, others.empty() ? "" : " where ", others);
+  } else {
+    f.reason = fmt::format("collective #{}: rank {} {}{}{}", *f.sequence, r,
+                           at.state == RankState::kCrashed ? "crashed: " + at.detail : at.detail, others.empty() ? "" : "; ",
+                           others);
+  }
+}
+
+// The culprit: the rank whose collective sequence diverged first.
+void blame(const sim::RunSummary& summary, const OpenSides& sides, FailureReport& f) {
   const std::vector<MisalignedPair> pairs = misaligned_pairs(summary);
   if (!pairs.empty()) {
     const MisalignedPair& p = pairs.front();
@@ -169,31 +194,16 @@ std::optional<FailureReport> analyse_failure(const sim::RunSummary& summary, con
         "sequence is shifted (it skipped or added collectives before #{}), and the ranks then disagree about how many "
         "collectives remain",
         p.sequence, p.rank, p.op, p.iteration, p.with_rank, p.with_op, p.with_iteration, p.rank, p.sequence);
-  } else if (open != nullptr && (odd_one >= 0 || !f.missing_ranks.empty())) {
-    const int r = odd_one >= 0 ? odd_one : f.missing_ranks.front();
-    f.culprit_rank = r;
-    const RankAtFailure& at = *std::find_if(f.ranks.begin(), f.ranks.end(), [&](const RankAtFailure& x) { return x.rank == r; });
-    const RankAtFailure* other = nullptr;
-    for (const RankAtFailure& x : f.ranks) {
-      if (!majority_ranks.empty() && x.rank == majority_ranks.front() && x.rank != r) other = &x;
-    }
-    const std::string others = other ? fmt::format("the others issued {} ({} bytes)", other->op, other->bytes) : "";
-    if (at.state == RankState::kIssued) {
-      f.reason = fmt::format("collective #{}: rank {} issued {} ({} {} bytes){}{}", *f.sequence, r, at.op,
-                             at.collective, at.bytes, others.empty() ? "" : " where ", others);
-    } else {
-      f.reason = fmt::format("collective #{}: rank {} {}{}{}", *f.sequence, r,
-                             at.state == RankState::kCrashed ? "crashed: " + at.detail : at.detail, others.empty() ? "" : "; ",
-                             others);
-    }
+  } else if (sides.open != nullptr && (sides.odd_one >= 0 || !f.missing_ranks.empty())) {
+    blame_at_open(sides, f);
   } else if (!summary.crashes.empty()) {
     f.culprit_rank = summary.crashes.front().rank;
     f.reason = fmt::format("rank {} crashed: {}", f.culprit_rank, summary.crashes.front().message);
   }
-  if (f.culprit_rank >= 0) f.fix = fix_for(ranks[static_cast<std::size_t>(f.culprit_rank)].faults);
+}
 
-  // The earliest sign: a process exiting with an error (the launcher sees it
-  // at once), else the watchdog.
+// The earliest sign: a process exiting with an error (the launcher sees it at once), else the watchdog.
+void when_noticed(const sim::RunSummary& summary, const FailureContext& context, FailureReport& f) {
   if (!summary.crashes.empty() && (!summary.watchdog_at || summary.crashes.front().at <= *summary.watchdog_at)) {
     f.detected_at_ms = summary.crashes.front().at.ms();
     f.detection = "the error itself: the process raised and exited";
@@ -205,6 +215,22 @@ std::optional<FailureReport> analyse_failure(const sim::RunSummary& summary, con
   } else {
     f.detection = "never: with no watchdog the job waits forever";
   }
+}
+
+}  // namespace
+
+std::optional<FailureReport> analyse_failure(const sim::RunSummary& summary, const std::vector<RankStatus>& ranks,
+                                             const FailureContext& context) {
+  const bool everyone_finished =
+      std::all_of(ranks.begin(), ranks.end(), [](const RankStatus& r) { return r.finished; });
+  if (everyone_finished && summary.crashes.empty() && !summary.watchdog_at) return std::nullopt;
+  FailureReport f;
+  std::map<int, const sim::Crash*> crashed;
+  for (const sim::Crash& c : summary.crashes) crashed.emplace(c.rank, &c);
+  const OpenSides sides = describe_open(summary, ranks, crashed, context, f);
+  blame(summary, sides, f);
+  if (f.culprit_rank >= 0) f.fix = fix_for(ranks[static_cast<std::size_t>(f.culprit_rank)].faults);
+  when_noticed(summary, context, f);
   return f;
 }
 

@@ -208,6 +208,29 @@ void write_rank_json(const std::string& prefix, const ddpsim::real::Transport& t
   std::ofstream(ddpsim::formats::rank_log_path(prefix, t.rank())) << ddpsim::formats::to_json(log);
 }
 
+// allreduce-sweep: rank 0 prints the table in nccl-tests' columns and writes --json.
+int allreduce_sweep_cmd(ddpsim::real::Transport& transport, const std::string& device, std::int64_t min_bytes,
+                        std::int64_t max_bytes, int iters, const std::string& sweep_json) {
+  const auto floats = static_cast<std::size_t>(max_bytes / 4 + 1);
+  std::vector<float> host(device == "cpu" ? floats : 0, 0.0f);
+  ddpsim::real::DeviceBuffer gpu(device == "gpu" ? floats : 0);
+  const auto rows =
+      ddpsim::real::allreduce_sweep(transport, device == "cpu" ? host.data() : gpu.data(), min_bytes, max_bytes, iters);
+  if (transport.rank() == 0) {
+    fmt::print("{:>12}  {:>12}  {:>12}  {:>12}   (W = {}, {}, nccl-tests' definitions)\n", "bytes", "time_us",
+               "algbw_GBps", "busbw_GBps", transport.world_size(), transport.name());
+    ddpsim::formats::CollectiveSweep out{"", transport.name(), host_name(), std::string(ddpsim::sim::ddpsim_version()),
+                                         std::string(ddpsim::sim::git_commit()), transport.world_size(), {}};
+    for (const auto& r : rows) {
+      fmt::print("{:>12}  {:>12.2f}  {:>12.4f}  {:>12.4f}\n", r.bytes, r.time_us, r.algbw_GBps, r.busbw_GBps);
+      out.rows.push_back({r.bytes, r.time_us, r.algbw_GBps, r.busbw_GBps});
+    }
+    if (!sweep_json.empty()) std::ofstream(sweep_json) << ddpsim::formats::to_json(out);
+  }
+  transport.barrier();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -309,26 +332,7 @@ int main(int argc, char** argv) {
     if (device == "gpu") nccl = ddpsim::real::make_nccl_transport(mpi, *train ? timeout_s : 0);
     ddpsim::real::Transport& transport = nccl ? *nccl : static_cast<ddpsim::real::Transport&>(mpi);
     const int rank = transport.rank();
-    if (*sweep) {
-      const auto floats = static_cast<std::size_t>(max_bytes / 4 + 1);
-      std::vector<float> host(device == "cpu" ? floats : 0, 0.0f);
-      ddpsim::real::DeviceBuffer gpu(device == "gpu" ? floats : 0);
-      const auto rows = ddpsim::real::allreduce_sweep(transport, device == "cpu" ? host.data() : gpu.data(), min_bytes,
-                                                      max_bytes, sweep_iters);
-      if (rank == 0) {
-        fmt::print("{:>12}  {:>12}  {:>12}  {:>12}   (W = {}, {}, nccl-tests' definitions)\n", "bytes", "time_us",
-                   "algbw_GBps", "busbw_GBps", transport.world_size(), transport.name());
-        ddpsim::formats::CollectiveSweep out{"", transport.name(), host_name(), std::string(ddpsim::sim::ddpsim_version()),
-                                             std::string(ddpsim::sim::git_commit()), transport.world_size(), {}};
-        for (const auto& r : rows) {
-          fmt::print("{:>12}  {:>12.2f}  {:>12.4f}  {:>12.4f}\n", r.bytes, r.time_us, r.algbw_GBps, r.busbw_GBps);
-          out.rows.push_back({r.bytes, r.time_us, r.algbw_GBps, r.busbw_GBps});
-        }
-        if (!sweep_json.empty()) std::ofstream(sweep_json) << ddpsim::formats::to_json(out);
-      }
-      transport.barrier();
-      return 0;
-    }
+    if (*sweep) return allreduce_sweep_cmd(transport, device, min_bytes, max_bytes, sweep_iters, sweep_json);
     o.log = [](const std::string& m) { fmt::print("{}\n", m); std::fflush(stdout); };
     const auto config = ddpsim::real::replica_config(o, transport.world_size());
     auto replica = device == "gpu" ? ddpsim::real::make_gpu_replica(config) : ddpsim::real::make_cpu_replica(config);

@@ -121,6 +121,129 @@ ReplicaConfig replica_config(const TrainerOptions& o, int world_size) {
   return {o.shape, o.seed, *models::rebuilt_buckets(mlp_spec(o.shape), ddp), world_size, o.lr, o.momentum};
 }
 
+namespace {
+
+// Rank 0's newest valid checkpoint, broadcast to every rank: where to resume
+// (the start, if there is none).
+Position resume_position(Transport& t, Replica& model, const TrainerOptions& o, TrainResult& out) {
+  const int rank = t.rank(), world = t.world_size();
+  std::string blob;
+  if (rank == 0) {
+    const LoadedCheckpoint loaded = load_newest_valid(o.checkpoint_dir);
+    for (const std::string& m : loaded.messages) log(o, rank, m);
+    if (loaded.state) blob = encode_checkpoint(*loaded.state);
+  }
+  broadcast_bytes(t, blob);
+  if (blob.empty()) return Position{0, 0, 0, false, world, {}};
+  TrainState s = decode_checkpoint(blob, "the checkpoint broadcast by rank 0");
+  if (s.seed != o.seed) throw std::runtime_error(fmt::format("checkpoint seed {} differs from --seed {}", s.seed, o.seed));
+  model.set_state(s.parameters, s.momentum);
+  out.resumed_from_step = s.step;
+  if (s.world_size != world) {
+    log(o, rank, fmt::format("elastic resume: written by {} rank(s), resuming on {}; the rest of epoch {} is "
+                             "spread over the new ranks",
+                             s.world_size, world, s.epoch));
+  }
+  return Position{s.step, s.epoch, s.steps_in_epoch, s.elastic_epoch, s.world_size, std::move(s.epoch_consumed)};
+}
+
+// Batch `b` of this rank's partition `mine` into x and y; its IDs appended to `ids`.
+void load_batch(const TrainerOptions& o, const std::vector<std::int64_t>& mine, int b, StepTiming& timing,
+                std::vector<float>& x, std::vector<float>& y, std::vector<std::int64_t>& ids) {
+  const auto begin = std::min(mine.size(), static_cast<std::size_t>(b) * static_cast<std::size_t>(o.batch_size));
+  const auto end = std::min(mine.size(), begin + static_cast<std::size_t>(o.batch_size));
+  timing.examples = static_cast<int>(end - begin);
+  x.assign(static_cast<std::size_t>(timing.examples * o.shape.input), 0.0f);
+  y.assign(static_cast<std::size_t>(timing.examples * o.shape.output), 0.0f);
+  for (std::size_t i = begin; i < end; ++i) {
+    const std::size_t row = i - begin;
+    ids.push_back(mine[i]);
+    synthetic_example(o.seed, mine[i], o.shape.input, o.shape.output, x.data() + row * static_cast<std::size_t>(o.shape.input),
+                      y.data() + row * static_cast<std::size_t>(o.shape.output));
+  }
+}
+
+// Backward with each bucket's all-reduce launched as it becomes ready, the
+// waits for them, then the optimizer step; timed into `timing`.
+void synced_backward(Transport& t, Replica& model, StepTiming& timing) {
+  std::vector<std::uint64_t> tickets;
+  double first_launch = -1;
+  const double backward_start = steady_ms();
+  model.backward([&](int bucket, float* data, std::size_t n) {
+    if (first_launch < 0) first_launch = steady_ms();
+    tickets.push_back(t.all_reduce_async(data, n, {Label::Kind::kBucketAllReduce, timing.iteration, bucket}));
+  });
+  const double backward_end = steady_ms();
+  timing.backward_end_clock_ms = backward_end;
+  double last_done = backward_end;
+  for (std::size_t bucket = 0; bucket < tickets.size(); ++bucket) {
+    const CollectiveTimes c = t.wait(tickets[bucket]);
+    model.unpack(static_cast<int>(bucket));
+    timing.collective_ms += c.finished_ms - c.started_ms;
+    last_done = std::max(last_done, c.finished_ms);
+  }
+  const double t3 = steady_ms();
+  timing.backward_compute_ms = backward_end - backward_start;
+  timing.backward_comm_ms = first_launch < 0 ? 0 : last_done - first_launch;
+  timing.backward_overlap_ms = first_launch < 0 ? 0 : backward_end - first_launch;
+  timing.exposed_comm_ms = t3 - backward_end;
+  model.optimizer_step();
+  timing.optimizer_ms = steady_ms() - t3;
+  timing.compute_ms = timing.forward_compute_ms + timing.backward_compute_ms + timing.optimizer_ms;
+  timing.layer_backward_ms = model.layer_backward_ms();
+}
+
+// One training step: data, forward, backward (or the fault's skip), all-reduces, optimizer.
+// x and y: the batch's buffers, reused from step to step.
+StepTiming train_step(Transport& t, Replica& model, const TrainerOptions& o, const std::vector<std::int64_t>& mine, int b,
+                      std::int64_t step, int epoch, std::vector<float>& x, std::vector<float>& y, TrainResult& out) {
+  const int rank = t.rank();
+  StepTiming timing;
+  timing.iteration = static_cast<int>(step);
+  timing.epoch = epoch;
+  const double t0 = steady_ms();
+  load_batch(o, mine, b, timing, x, y, out.epochs.back().ids);
+  const double t1 = steady_ms();
+  timing.data_ms = t1 - t0;
+  model.forward(x.data(), y.data(), timing.examples);
+  const double t2 = steady_ms();
+  timing.forward_compute_ms = t2 - t1;
+  timing.layer_forward_ms = model.layer_forward_ms();
+  bool skip = has_fault(o, Fault::Kind::kSkipBackward, rank, step);
+  if (o.symmetric_skip) skip = t.all_reduce_scalar(skip ? 1.0f : 0.0f, {Label::Kind::kSkipVote, timing.iteration, -1}) > 0;
+  timing.skipped = skip;
+  if (skip) {
+    log(o, rank, fmt::format("iteration {}: backward skipped{}", step, o.symmetric_skip ? " by every rank (vote)" : ""));
+    timing.compute_ms = timing.forward_compute_ms;
+  } else {
+    synced_backward(t, model, timing);
+  }
+  timing.step_ms = steady_ms() - t0;
+  return timing;
+}
+
+// Rank 0 after step `step` (batch `b` of `plan`): the full state, when a checkpoint is due.
+void checkpoint_if_due(const TrainerOptions& o, Replica& model, const EpochPlan& plan, int epoch, int b,
+                       std::int64_t step, int rank, int world) {
+  if (rank != 0 || o.checkpoint_dir.empty() || o.checkpoint_every <= 0 || step % o.checkpoint_every != 0) return;
+  TrainState s;
+  model.get_state(s.parameters, s.momentum);
+  s.step = step;
+  s.world_size = world;
+  s.seed = o.seed;
+  if (b + 1 == plan.steps) {
+    s.epoch = epoch + 1;  // the epoch is done: the next starts from its beginning
+  } else {
+    s.epoch = epoch;
+    s.steps_in_epoch = b + 1;
+    s.elastic_epoch = plan.elastic;
+    s.epoch_consumed = plan.consumed_after(b + 1, o.batch_size);
+  }
+  log(o, rank, fmt::format("step {}: checkpoint {}", step, write_checkpoint(o.checkpoint_dir, s, o.keep_checkpoints)));
+}
+
+}  // namespace
+
 TrainResult train(Transport& t, Replica& model, const TrainerOptions& o) {
   const int rank = t.rank(), world = t.world_size();
   TrainResult out;
@@ -129,30 +252,7 @@ TrainResult train(Transport& t, Replica& model, const TrainerOptions& o) {
   model.get_state(params, momentum);
   t.broadcast(params.data(), params.size() * sizeof(float), 0);  // rank 0's parameters, as DDP's constructor
   model.set_state(params, momentum);
-
-  Position at{0, 0, 0, false, world, {}};
-  if (o.resume) {
-    std::string blob;
-    if (rank == 0) {
-      const LoadedCheckpoint loaded = load_newest_valid(o.checkpoint_dir);
-      for (const std::string& m : loaded.messages) log(o, rank, m);
-      if (loaded.state) blob = encode_checkpoint(*loaded.state);
-    }
-    broadcast_bytes(t, blob);
-    if (!blob.empty()) {
-      TrainState s = decode_checkpoint(blob, "the checkpoint broadcast by rank 0");
-      if (s.seed != o.seed) throw std::runtime_error(fmt::format("checkpoint seed {} differs from --seed {}", s.seed, o.seed));
-      model.set_state(s.parameters, s.momentum);
-      at = {s.step, s.epoch, s.steps_in_epoch, s.elastic_epoch, s.world_size, std::move(s.epoch_consumed)};
-      out.resumed_from_step = s.step;
-      if (s.world_size != world) {
-        log(o, rank, fmt::format("elastic resume: written by {} rank(s), resuming on {}; the rest of epoch {} is "
-                                 "spread over the new ranks",
-                                 s.world_size, world, s.epoch));
-      }
-    }
-  }
-
+  Position at = o.resume ? resume_position(t, model, o, out) : Position{0, 0, 0, false, world, {}};
   std::vector<float> x, y;
   std::int64_t step = at.step;
   bool stop = false;
@@ -170,79 +270,9 @@ TrainResult train(Transport& t, Replica& model, const TrainerOptions& o) {
         std::fflush(stderr);
         std::raise(SIGKILL);
       }
-      StepTiming timing;
-      timing.iteration = static_cast<int>(step);
-      timing.epoch = epoch;
-      const double t0 = steady_ms();
-      const auto begin = std::min(mine.size(), static_cast<std::size_t>(b) * static_cast<std::size_t>(o.batch_size));
-      const auto end = std::min(mine.size(), begin + static_cast<std::size_t>(o.batch_size));
-      timing.examples = static_cast<int>(end - begin);
-      x.assign(static_cast<std::size_t>(timing.examples * o.shape.input), 0.0f);
-      y.assign(static_cast<std::size_t>(timing.examples * o.shape.output), 0.0f);
-      for (std::size_t i = begin; i < end; ++i) {
-        const std::size_t row = i - begin;
-        out.epochs.back().ids.push_back(mine[i]);
-        synthetic_example(o.seed, mine[i], o.shape.input, o.shape.output, x.data() + row * static_cast<std::size_t>(o.shape.input),
-                          y.data() + row * static_cast<std::size_t>(o.shape.output));
-      }
-      const double t1 = steady_ms();
-      timing.data_ms = t1 - t0;
-      model.forward(x.data(), y.data(), timing.examples);
-      const double t2 = steady_ms();
-      timing.forward_compute_ms = t2 - t1;
-      timing.layer_forward_ms = model.layer_forward_ms();
-      bool skip = has_fault(o, Fault::Kind::kSkipBackward, rank, step);
-      if (o.symmetric_skip) skip = t.all_reduce_scalar(skip ? 1.0f : 0.0f, {Label::Kind::kSkipVote, timing.iteration, -1}) > 0;
-      timing.skipped = skip;
-      if (skip) {
-        log(o, rank, fmt::format("iteration {}: backward skipped{}", step, o.symmetric_skip ? " by every rank (vote)" : ""));
-      } else {
-        std::vector<std::uint64_t> tickets;
-        double first_launch = -1;
-        const double backward_start = steady_ms();
-        model.backward([&](int bucket, float* data, std::size_t n) {
-          if (first_launch < 0) first_launch = steady_ms();
-          tickets.push_back(t.all_reduce_async(data, n, {Label::Kind::kBucketAllReduce, timing.iteration, bucket}));
-        });
-        const double backward_end = steady_ms();
-        timing.backward_end_clock_ms = backward_end;
-        double last_done = backward_end;
-        for (std::size_t bucket = 0; bucket < tickets.size(); ++bucket) {
-          const CollectiveTimes c = t.wait(tickets[bucket]);
-          model.unpack(static_cast<int>(bucket));
-          timing.collective_ms += c.finished_ms - c.started_ms;
-          last_done = std::max(last_done, c.finished_ms);
-        }
-        const double t3 = steady_ms();
-        timing.backward_compute_ms = backward_end - backward_start;
-        timing.backward_comm_ms = first_launch < 0 ? 0 : last_done - first_launch;
-        timing.backward_overlap_ms = first_launch < 0 ? 0 : backward_end - first_launch;
-        timing.exposed_comm_ms = t3 - backward_end;
-        model.optimizer_step();
-        timing.optimizer_ms = steady_ms() - t3;
-        timing.compute_ms = timing.forward_compute_ms + timing.backward_compute_ms + timing.optimizer_ms;
-        timing.layer_backward_ms = model.layer_backward_ms();
-      }
-      if (skip) timing.compute_ms = timing.forward_compute_ms;
-      timing.step_ms = steady_ms() - t0;
-      out.steps.push_back(timing);
+      out.steps.push_back(train_step(t, model, o, mine, b, step, epoch, x, y, out));
       ++step;
-      if (rank == 0 && !o.checkpoint_dir.empty() && o.checkpoint_every > 0 && step % o.checkpoint_every == 0) {
-        TrainState s;
-        model.get_state(s.parameters, s.momentum);
-        s.step = step;
-        s.world_size = world;
-        s.seed = o.seed;
-        if (b + 1 == plan.steps) {
-          s.epoch = epoch + 1;  // the epoch is done: the next starts from its beginning
-        } else {
-          s.epoch = epoch;
-          s.steps_in_epoch = b + 1;
-          s.elastic_epoch = plan.elastic;
-          s.epoch_consumed = plan.consumed_after(b + 1, o.batch_size);
-        }
-        log(o, rank, fmt::format("step {}: checkpoint {}", step, write_checkpoint(o.checkpoint_dir, s, o.keep_checkpoints)));
-      }
+      checkpoint_if_due(o, model, plan, epoch, b, step, rank, world);
     }
     at = Position{step, epoch + 1, 0, false, world, {}};
   }

@@ -13,16 +13,17 @@ constexpr std::int64_t kMaxDim = std::int64_t{1} << 40;
 std::vector<models::Tensor> read_tensors(const Section& s, std::string_view key) {
   std::vector<models::Tensor> out;
   const std::vector<YAML::Node> items = s.sequence(key);
+  // A tensor's keys and dtypes, the same for every item (presets list hundreds).
+  static const std::vector<std::string_view> keys = schema::children(schema::scenario_keys(), "model.parameters[]");
+  static const std::vector<std::string_view> dtypes = schema::choices(schema::scenario_keys(), "model.parameters[].dtype");
   for (std::size_t i = 0; i < items.size(); ++i) {
-    const Section t = s.item(items[i], fmt::format("{}[{}]", s.path_of(key), i),
-                             schema::children(schema::scenario_keys(), "model.parameters[]"));
+    const Section t = s.item(items[i], fmt::format("{}[{}]", s.path_of(key), i), keys);
     if (!t.has("name")) t.missing("name", "the tensor's name");
     models::Tensor x;
     x.name = t.text("name", "");
     for (const YAML::Node& d : t.sequence("shape")) x.shape.push_back(t.parse_integer(d, "shape", 1, kMaxDim));
     if (!t.has("shape")) t.missing("shape", "a list of dimensions, e.g. [64, 3, 7, 7]");
-    const std::string dtype = t.choice("dtype", schema::choices(schema::scenario_keys(), "model.parameters[].dtype"),
-                                       "float32");
+    const std::string dtype = t.choice("dtype", dtypes, "float32");
     x.dtype = *models::parse_dtype(dtype);
     for (const models::Tensor& prev : out) {
       if (prev.name == x.name) t.fail_value("name", "expected a name not used by an earlier tensor");

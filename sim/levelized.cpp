@@ -92,6 +92,103 @@ ProgramOp& Recorder::add(StreamKind stream, OpLabel label, const std::optional<O
 
 OpRef Recorder::ref() const { return {static_cast<std::uint32_t>(program_.ops.back().stream), program_.ops.size() - 1}; }
 
+namespace {
+
+// Each op's index on its stream and each collective's sequence number; the
+// program checked to be well formed on the way.
+struct Indices {
+  std::vector<std::uint64_t> stream_index, seq;
+};
+
+Indices index_program(const UniformProgram& program, const LevelizedOptions& options) {
+  const std::vector<ProgramOp>& ops = program.ops;
+  if (!program.steps.empty() && program.steps.back().end != ops.size()) {
+    throw std::invalid_argument("levelized program: the steps do not cover the ops");
+  }
+  Indices out{std::vector<std::uint64_t>(ops.size()), std::vector<std::uint64_t>(ops.size())};
+  std::uint64_t issued[kStreamsPerRank] = {};
+  std::uint64_t collectives = 0;
+  std::size_t begin = 0;
+  for (const ProgramStep& st : program.steps) {
+    const auto b = static_cast<std::int32_t>(begin), e = static_cast<std::int32_t>(st.end);
+    if (st.end < begin || st.issued_after >= b || (st.waits_for >= 0 && (st.waits_for < b || st.waits_for >= e))) {
+      throw std::invalid_argument("levelized program: a step is issued after a later op, or waits outside itself");
+    }
+    begin = st.end;
+  }
+  for (std::size_t j = 0; j < ops.size(); ++j) {
+    if (ops[j].after >= static_cast<std::int32_t>(j)) throw std::invalid_argument("levelized program: an op depends on a later one");
+    if (ops[j].per_rank && !options.extra) throw std::invalid_argument("levelized program: a per-rank op without LevelizedOptions::extra");
+    out.stream_index[j] = issued[static_cast<int>(ops[j].stream)]++;
+    if (ops[j].is_collective) out.seq[j] = collectives++;
+  }
+  return out;
+}
+
+// One op across every rank: what it reads and writes.
+struct OpPass {
+  const ProgramOp& op;
+  std::size_t ranks;
+  const Time* issue;  ///< the step's issue time per rank
+  Time* tail;         ///< the op's stream: its previous end per rank (updated)
+  const Time* dep;    ///< the dependency's end per rank, or null
+  Time* kept;         ///< where the op's ends go, or null
+  OpRecord& rec;      ///< the record, its rank-independent fields set
+  StreamKind after_kind;
+};
+
+// A local op: each rank starts once issued, its stream free and its dependency done. Returns the latest end.
+Time local_pass(const OpPass& p, const LevelizedOptions& options, Observer& observer) {
+  Time latest;
+  for (std::size_t r = 0; r < p.ranks; ++r) {
+    const Time rd = max(p.issue[r], p.tail[r]);
+    const Time start = p.dep != nullptr ? max(rd, p.dep[r]) : rd;
+    const Time d = p.op.per_rank ? p.op.duration + options.extra(static_cast<int>(r), p.op) : p.op.duration;
+    if (d < Time::zero()) throw std::invalid_argument("operation duration is negative");
+    const Time end = start + d;
+    p.rec.rank = static_cast<int>(r);
+    p.rec.ready = rd;
+    p.rec.start = start;
+    p.rec.end = end;
+    if (p.rec.after) p.rec.after->stream = Engine::stream_id(static_cast<int>(r), p.after_kind);
+    observer.on_op(p.rec);
+    p.tail[r] = end;
+    if (p.kept != nullptr) p.kept[r] = end;
+    latest = max(latest, end);
+  }
+  return latest;
+}
+
+// A collective: every member's arrival, then it runs from the last for `duration` (per ready, arrival:
+// scratch arrays). Returns its end, or nullopt when its members arrive further apart than the watchdog allows.
+template <class DurationOf>
+std::optional<Time> collective_pass(const OpPass& p, Time* ready, Time* arrival, Time timeout, const DurationOf& duration_of,
+                                    Observer& observer) {
+  Time first = Time::max(), start;
+  for (std::size_t r = 0; r < p.ranks; ++r) {
+    ready[r] = max(p.issue[r], p.tail[r]);
+    arrival[r] = p.dep != nullptr ? max(ready[r], p.dep[r]) : ready[r];
+    first = min(first, arrival[r]);
+    start = max(start, arrival[r]);
+  }
+  if (timeout > Time::zero() && first + timeout < start) return std::nullopt;
+  const Time end = start + duration_of();
+  p.rec.start = start;
+  p.rec.end = end;
+  for (std::size_t r = 0; r < p.ranks; ++r) {
+    p.rec.rank = static_cast<int>(r);
+    p.rec.ready = ready[r];
+    p.rec.arrival = arrival[r];
+    if (p.rec.after) p.rec.after->stream = Engine::stream_id(static_cast<int>(r), p.after_kind);
+    observer.on_op(p.rec);
+    p.tail[r] = end;
+    if (p.kept != nullptr) p.kept[r] = end;
+  }
+  return end;
+}
+
+}  // namespace
+
 std::optional<LevelizedRun> run_levelized(const UniformProgram& program, int world_size, const CollectiveCostFn& cost,
                                           const LevelizedOptions& options, Observer& observer) {
   if (world_size < 1) throw std::invalid_argument("world size must be at least 1");
@@ -99,31 +196,7 @@ std::optional<LevelizedRun> run_levelized(const UniformProgram& program, int wor
   const std::vector<ProgramOp>& ops = program.ops;
   const CollectiveLibrary& library = options.library != nullptr ? *options.library : plain_library();
   const std::optional<Collective> check = library.check_before(world_size);
-  if (!program.steps.empty() && program.steps.back().end != ops.size()) {
-    throw std::invalid_argument("levelized program: the steps do not cover the ops");
-  }
-  // Each op's index on its stream, and each collective's sequence number.
-  std::vector<std::uint64_t> stream_index(ops.size());
-  std::vector<std::uint64_t> seq(ops.size());
-  {
-    std::uint64_t issued[kStreamsPerRank] = {};
-    std::uint64_t collectives = 0;
-    std::size_t begin = 0;
-    for (const ProgramStep& st : program.steps) {
-      const auto b = static_cast<std::int32_t>(begin), e = static_cast<std::int32_t>(st.end);
-      if (st.end < begin || st.issued_after >= b || (st.waits_for >= 0 && (st.waits_for < b || st.waits_for >= e))) {
-        throw std::invalid_argument("levelized program: a step is issued after a later op, or waits outside itself");
-      }
-      begin = st.end;
-    }
-    for (std::size_t j = 0; j < ops.size(); ++j) {
-      if (ops[j].after >= static_cast<std::int32_t>(j)) throw std::invalid_argument("levelized program: an op depends on a later one");
-      if (ops[j].per_rank && !options.extra) throw std::invalid_argument("levelized program: a per-rank op without LevelizedOptions::extra");
-      stream_index[j] = issued[static_cast<int>(ops[j].stream)]++;
-      if (ops[j].is_collective) seq[j] = collectives++;
-    }
-  }
-
+  const Indices index = index_program(program, options);
   LevelizedRun out;
   out.step_end.assign(program.steps.size(), Time{});
   std::vector<Time> tail[kStreamsPerRank];
@@ -143,61 +216,30 @@ std::optional<LevelizedRun> run_levelized(const UniformProgram& program, int wor
     }
     for (; j < step.end; ++j) {
       const ProgramOp& op = ops[j];
-      Time* tl = tail[static_cast<int>(op.stream)].data();
-      const Time* dep = op.after >= 0 ? ends.of(op.after) : nullptr;
-      Time* kept = ends.open(j);
       OpRecord rec;
       rec.stream = op.stream;
       rec.label = op.label;
       rec.is_collective = op.is_collective;
-      if (op.after >= 0) rec.after = OpRef{0, stream_index[static_cast<std::size_t>(op.after)]};
-      const auto after_kind = op.after >= 0 ? ops[static_cast<std::size_t>(op.after)].stream : StreamKind::kHost;
+      if (op.after >= 0) rec.after = OpRef{0, index.stream_index[static_cast<std::size_t>(op.after)]};
+      const OpPass pass{op, w, issue.data(), tail[static_cast<int>(op.stream)].data(),
+                        op.after >= 0 ? ends.of(op.after) : nullptr, ends.open(j), rec,
+                        op.after >= 0 ? ops[static_cast<std::size_t>(op.after)].stream : StreamKind::kHost};
       Time latest;
       if (!op.is_collective) {
-        for (std::size_t r = 0; r < w; ++r) {
-          const Time rd = max(issue[r], tl[r]);
-          const Time start = dep != nullptr ? max(rd, dep[r]) : rd;
-          const Time d = op.per_rank ? op.duration + options.extra(static_cast<int>(r), op) : op.duration;
-          if (d < Time::zero()) throw std::invalid_argument("operation duration is negative");
-          const Time end = start + d;
-          rec.rank = static_cast<int>(r);
-          rec.ready = rd;
-          rec.start = start;
-          rec.end = end;
-          if (rec.after) rec.after->stream = Engine::stream_id(static_cast<int>(r), after_kind);
-          observer.on_op(rec);
-          tl[r] = end;
-          if (kept != nullptr) kept[r] = end;
-          latest = max(latest, end);
-        }
+        latest = local_pass(pass, options, observer);
       } else {
-        // Every member's arrival, then the collective runs from the last.
-        Time first = Time::max(), start;
-        for (std::size_t r = 0; r < w; ++r) {
-          ready[r] = max(issue[r], tl[r]);
-          arrival[r] = dep != nullptr ? max(ready[r], dep[r]) : ready[r];
-          first = min(first, arrival[r]);
-          start = max(start, arrival[r]);
-        }
-        if (options.watchdog_timeout > Time::zero() && first + options.watchdog_timeout < start) return std::nullopt;
-        Time duration = cost(library.as_sent(op.collective), world_size);
-        if (check) duration += cost(*check, world_size);
-        if (duration < Time::zero()) throw std::logic_error("collective cost model returned a negative time");
-        const Time end = start + duration;
         rec.collective = op.collective;
-        rec.group_seq = seq[j];
-        rec.start = start;
-        rec.end = end;
-        for (std::size_t r = 0; r < w; ++r) {
-          rec.rank = static_cast<int>(r);
-          rec.ready = ready[r];
-          rec.arrival = arrival[r];
-          if (rec.after) rec.after->stream = Engine::stream_id(static_cast<int>(r), after_kind);
-          observer.on_op(rec);
-          tl[r] = end;
-          if (kept != nullptr) kept[r] = end;
-        }
-        latest = end;
+        rec.group_seq = index.seq[j];
+        const auto duration_of = [&] {
+          Time d = cost(library.as_sent(op.collective), world_size);
+          if (check) d += cost(*check, world_size);
+          if (d < Time::zero()) throw std::logic_error("collective cost model returned a negative time");
+          return d;
+        };
+        const std::optional<Time> end =
+            collective_pass(pass, ready.data(), arrival.data(), options.watchdog_timeout, duration_of, observer);
+        if (!end) return std::nullopt;
+        latest = *end;
       }
       if (static_cast<std::int32_t>(j) == step.waits_for) out.step_end[s] = latest;
       last = max(last, latest);
