@@ -6,26 +6,14 @@
 #include <variant>
 
 #include "scenarios/scenario.hpp"
+#include "scenarios/test_scenarios.hpp"
 
 using namespace ddpsim;
 using scenarios::parse_scenario;
 
 namespace {
 
-const std::string kLayered = R"(world_size: 2
-model:
-  parameters:
-    - {name: layers.0.weight, shape: [4, 2]}
-    - {name: layers.0.bias, shape: [4]}
-    - {name: layers.1.weight, shape: [1, 4]}
-    - {name: layers.1.bias, shape: [1]}
-  layers:
-    - {params: [layers.0.weight, layers.0.bias], forward_ms: 1, backward_ms: 2}
-    - {params: [layers.1.weight, layers.1.bias], forward_ms: 1, backward_ms: 2}
-collective:
-  latency_us: 5
-  bandwidth_GBps: 10
-)";
+using scenarios::testing::kLayered;
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include "scenarios/input_error.hpp"
 #include "scenarios/calibration_file.hpp"
 #include "scenarios/scenario.hpp"
+#include "scenarios/test_scenarios.hpp"
 #include "sim/digest.hpp"
 
 using namespace ddpsim;
@@ -485,20 +486,7 @@ collective: {latency_us: 5, bandwidth_GBps: 10}
 
 namespace {
 
-const std::string kLayered = R"(world_size: 2
-model:
-  parameters:
-    - {name: layers.0.weight, shape: [4, 2]}
-    - {name: layers.0.bias, shape: [4]}
-    - {name: layers.1.weight, shape: [1, 4]}
-    - {name: layers.1.bias, shape: [1]}
-  layers:
-    - {params: [layers.0.weight, layers.0.bias], forward_ms: 1, backward_ms: 2}
-    - {params: [layers.1.weight, layers.1.bias], forward_ms: 1, backward_ms: 2}
-collective:
-  latency_us: 5
-  bandwidth_GBps: 10
-)";
+using scenarios::testing::kLayered;
 
 std::filesystem::path write_temp(const std::string& name, const std::string& text) {
   const auto path = std::filesystem::temp_directory_path() / name;

@@ -1,0 +1,24 @@
+#pragma once
+// Scenario texts the scenarios/ unit tests share.
+
+#include <string>
+
+namespace ddpsim::scenarios::testing {
+
+/// Two layers of two tensors each (4x2 + 4, 1x4 + 1 elements), per-layer times, W = 2.
+inline const std::string kLayered = R"(world_size: 2
+model:
+  parameters:
+    - {name: layers.0.weight, shape: [4, 2]}
+    - {name: layers.0.bias, shape: [4]}
+    - {name: layers.1.weight, shape: [1, 4]}
+    - {name: layers.1.bias, shape: [1]}
+  layers:
+    - {params: [layers.0.weight, layers.0.bias], forward_ms: 1, backward_ms: 2}
+    - {params: [layers.1.weight, layers.1.bias], forward_ms: 1, backward_ms: 2}
+collective:
+  latency_us: 5
+  bandwidth_GBps: 10
+)";
+
+}  // namespace ddpsim::scenarios::testing
