@@ -146,7 +146,7 @@ TEST_CASE("cluster sections that cannot describe a machine are refused") {
             .find("key 'simgrid.config.network/modle': unknown key (did you mean 'network/model'?)") != std::string::npos);
 }
 
-TEST_CASE("invalid input is a located InputError, never a crash or a silent default") {
+TEST_CASE("unknown and duplicate keys are located InputErrors, with what is allowed") {
   SUBCASE("unknown top-level key, with a suggestion") {
     const auto e = error_of(kValid + "trainig:\n  iterations: 3\n");
     CHECK(e.find("s.yaml:13:1: key 'trainig': unknown key (did you mean 'training'?)") == 0);
@@ -163,6 +163,9 @@ TEST_CASE("invalid input is a located InputError, never a crash or a silent defa
     const auto e = error_of(replace(kValid, "  backward_ms: 2\n", "  backward_ms: 2\n  backward_ms: 3\n"));
     CHECK(e.find("s.yaml:9:3: key 'model.backward_ms': duplicate key (first given at line 8)") == 0);
   }
+}
+
+TEST_CASE("invalid values are located InputErrors: types, ranges, NaN, limits") {
   SUBCASE("wrong type: text for a number") {
     const auto e = error_of(replace(kValid, "iterations: 4", "iterations: four"));
     CHECK(e.find("s.yaml:5:15: key 'training.iterations': value 'four': expected an integer from 1") == 0);
@@ -215,6 +218,9 @@ TEST_CASE("invalid input is a located InputError, never a crash or a silent defa
   SUBCASE("world size past the limit") {
     CHECK(error_of(replace(kValid, "[1, 2]", "99999999999999999999")).find("key 'world_size'") != std::string::npos);
   }
+}
+
+TEST_CASE("missing keys, keys that do not apply and malformed documents are located InputErrors") {
   SUBCASE("missing required key") {
     const auto e = error_of(replace(kValid, "world_size: [1, 2]\n", ""));
     CHECK(e.find("s.yaml:1:1: key 'world_size': missing; expected an integer") == 0);
@@ -314,16 +320,23 @@ TEST_CASE("load_scenario reports unreadable files") {
   }
 }
 
-TEST_CASE("model forms: parameters list, ready order, layers, GFLOP times, ddp and data keys") {
-  const std::string base = R"(world_size: 2
+namespace {
+
+const std::string kFormsBase = R"(world_size: 2
 collective: {latency_us: 5, bandwidth_GBps: 10}
 )";
-  const std::string params = R"(model:
+const std::string kFormsParams = R"(model:
   parameters:
     - {name: w1, shape: [4, 4]}
     - {name: b1, shape: [4], dtype: bfloat16}
     - {name: w2, shape: [2, 4]}
 )";
+
+}  // namespace
+
+TEST_CASE("model forms: parameters list, ready order, layers, GFLOP times") {
+  const std::string& base = kFormsBase;
+  const std::string& params = kFormsParams;
   SUBCASE("parameters with whole-model times; default ready order is reverse registration") {
     const auto s = parse_scenario(base + params + "  forward_ms: 1\n  backward_ms: 2.8\n", "s.yaml");
     CHECK(s.job.model.parameters[1].dtype == models::DType::kBFloat16);
@@ -378,6 +391,11 @@ device: {peak_tflops: 100, efficiency: 0.5}
                           "  backward_ms: 1\n")
               .find("not used by an earlier tensor") != std::string::npos);
   }
+}
+
+TEST_CASE("ddp and data keys") {
+  const std::string& base = kFormsBase;
+  const std::string& params = kFormsParams;
   SUBCASE("ddp keys") {
     const auto s = parse_scenario(base + params + R"(  forward_ms: 1
   backward_ms: 2
