@@ -38,13 +38,20 @@ std::vector<float> read_floats(const std::string& path) {
   return v;
 }
 
-// A train --json run's logs; FormatError says which file and field is wrong.
-std::vector<ddpsim::formats::RankLog> read_run(const std::string& prefix) {
+// ddpsim-real's own files, read through their owner (formats/measured_run.hpp);
+// a FormatError becomes a usage error naming the file and the field.
+template <class Read>
+auto read_or_refuse(const Read& read) {
   try {
-    return ddpsim::formats::read_run(prefix);
+    return read();
   } catch (const ddpsim::formats::FormatError& e) {
     throw CLI::ValidationError(fmt::format("{}: {}{}", e.file(), e.key().empty() ? "" : "key '" + e.key() + "': ", e.what()));
   }
+}
+
+// Every rank's log of a train --json run.
+std::vector<ddpsim::formats::RankLog> read_run(const std::string& prefix) {
+  return read_or_refuse([&] { return ddpsim::formats::read_run(prefix); });
 }
 
 // The partitioning proof from each rank's example-ID log: per epoch, every
@@ -99,20 +106,21 @@ int report(const std::vector<std::string>& prefixes) {
   };
   std::vector<Row> rows;
   for (const std::string& prefix : prefixes) {
-    const ddpsim::formats::RankLog log = read_run(prefix).front();
+    const ddpsim::formats::RankLog log =
+        read_or_refuse([&] { return ddpsim::formats::read_rank_log(ddpsim::formats::rank_log_path(prefix, 0)); });
+    if (log.batch_size <= 0) throw CLI::ValidationError(log.file + ": no batch_size (a log of an older ddpsim-real?)");
     std::vector<double> steps;
     for (const auto& s : log.steps) steps.push_back(s.step_ms);
     if (steps.size() < 3) throw CLI::ValidationError(prefix + ": fewer than 3 steps logged");
     steps.erase(steps.begin(), steps.begin() + 2);
     double exposed = 0, data = 0;
-    try {
+    read_or_refuse([&] {
       for (std::size_t i = 2; i < log.steps.size(); ++i) {
         exposed += log.need(&ddpsim::formats::MeasuredStep::exposed_comm_ms, "exposed_comm_ms", i);
         data += log.need(&ddpsim::formats::MeasuredStep::data_ms, "data_ms", i);
       }
-    } catch (const ddpsim::formats::FormatError& e) {
-      throw CLI::ValidationError(fmt::format("{}: {}", e.file(), e.what()));
-    }
+      return 0;
+    });
     std::sort(steps.begin(), steps.end());
     const double median = steps[steps.size() / 2];
     const int world = log.world_size;
