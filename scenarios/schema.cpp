@@ -26,7 +26,8 @@ const std::vector<Key> kScenario = {
     {"training", T::kMapping, "", "", "", "the training loop"},
     {"training.iterations", T::kInteger, "", "1..10,000,000", "10", "optimizer steps simulated per world size"},
     {"training.epochs", T::kInteger, "", ">= 1", "1",
-     "epochs of `iterations` each; iterations are numbered globally, 0 .. epochs x iterations - 1"},
+     "epochs of `iterations` each (epochs x iterations at most 10,000,000); iterations are numbered globally, "
+     "0 .. epochs x iterations - 1"},
     {"training.warmup_iterations", T::kInteger, "", "0..iterations-1", "2 (iterations-1 if smaller)",
      "first iterations left out of `step_ms` and per-rank means; iteration 0 follows construction, "
      "iteration 1 runs the bucket rebuild"},
