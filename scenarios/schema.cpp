@@ -298,7 +298,9 @@ const std::vector<Key>& calibration_keys() {
   static const std::vector<Key> keys = [] {
     std::vector<Key> out = kCalibrationOwn;
     for (const Key& k : kScenario) {
-      if (k.path.starts_with("model.layers[].") || k.path.starts_with("straggler.")) out.push_back(k);
+      // Measured times only: a calibration has no device to turn GFLOP into time.
+      const bool layer_key = k.path.starts_with("model.layers[].") && !k.path.ends_with("_gflops");
+      if (layer_key || k.path.starts_with("straggler.")) out.push_back(k);
     }
     return out;
   }();
