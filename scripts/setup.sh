@@ -9,6 +9,7 @@ packages=(
   nlohmann-json3-dev libfmt-dev libbenchmark-dev libssl-dev
   openmpi-bin libopenmpi-dev libsimgrid-dev
   clang libclang-rt-14-dev
+  python3-torch python3-torchvision
 )
 
 missing=()

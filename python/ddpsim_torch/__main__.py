@@ -1,0 +1,65 @@
+"""python3 -m ddpsim_torch VERB ...: the command line (python/README.md)."""
+import argparse
+import sys
+
+from . import recipe
+
+
+def _world_sizes(text):
+    try:
+        sizes = [int(w) for w in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}': expected world sizes such as 1,2,8")
+    if not sizes or any(w < 1 for w in sizes) or len(set(sizes)) != len(sizes):
+        raise argparse.ArgumentTypeError(f"'{text}': expected distinct world sizes >= 1")
+    return sizes
+
+
+def _positive(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}': expected an integer")
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"'{text}': expected an integer >= 1")
+    return v
+
+
+def _non_negative(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}': expected an integer")
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"'{text}': expected an integer >= 0")
+    return v
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python3 -m ddpsim_torch", description=__doc__)
+    verbs = parser.add_subparsers(dest="verb", required=True)
+    p = verbs.add_parser("profile", help="run a recipe on one device and write a ddpsim scenario of it")
+    p.add_argument("recipe", help="a Python file defining build() (python/recipes/ has examples)")
+    p.add_argument("--out", required=True, help="the scenario YAML to write")
+    p.add_argument("--world-size", type=_world_sizes, default=[1, 2, 8], help="world sizes to predict (default 1,2,8)")
+    p.add_argument("--steps", type=_positive, default=10, help="measured steps (default 10)")
+    p.add_argument("--warmup", type=_non_negative, default=3, help="steps run before measuring (default 3)")
+    p.add_argument("--device", choices=["cpu"], default="cpu", help="cpu (cuda comes later)")
+    args = parser.parse_args(argv)
+    try:
+        import torch  # noqa: F401
+    except ImportError as e:
+        print(f"ddpsim_torch: torch is not installed ({e}); on Debian: apt-get install python3-torch", file=sys.stderr)
+        return 2
+    from . import profile
+    try:
+        if args.verb == "profile":
+            return profile.run(args)
+    except recipe.RecipeError as e:
+        print(f"ddpsim_torch: error: {e}", file=sys.stderr)
+        return 2
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,195 @@
+"""profile: run a recipe on one device and write the ddpsim scenario of what it measured.
+
+What is measured, per step after --warmup steps, medians over --steps:
+- forward: from the batch entering the model to the loss, attributed to the
+  modules that own parameters in the order their forward ends (each owner
+  takes the time since the previous owner's forward ended; the first takes
+  the time from the start, the last the rest up to the loss);
+- backward: from loss.backward() to its return, attributed likewise in the
+  order gradients become ready (each owner takes the time since the previous
+  owner's last gradient, the last owner the rest);
+- gradient readiness: a post-hook on each parameter's gradient accumulator,
+  the way DDP's Reducer registers its autograd hooks
+  (p.expand_as(p).grad_fn.next_functions[0][0] on 1.13,
+  register_post_accumulate_grad_hook on 2.1+), which gives the exact order;
+- the optimizer step.
+Host clocks (time.perf_counter_ns): exact on CPU.
+"""
+import json
+import statistics
+import time
+
+import torch
+
+from . import recipe as recipes
+
+
+def _dtype_name(dtype):
+    return str(dtype).replace("torch.", "")
+
+
+class _Hooks:
+    """Forward-end times per parameter owner and gradient-ready times per parameter."""
+
+    def __init__(self, model, params):
+        self.handles, self.accumulators = [], []
+        self.forward_end = {}  # owner name -> ns
+        self.ready = {}  # parameter index -> ns
+        self.owners = [(name, m) for name, m in model.named_modules() if any(True for _ in m.parameters(recurse=False))]
+        for name, m in self.owners:
+            self.handles.append(m.register_forward_hook(self._forward_done(name)))
+        for i, (_, p) in enumerate(params):
+            if not p.requires_grad:
+                continue
+            if hasattr(p, "register_post_accumulate_grad_hook"):  # torch 2.1+
+                self.handles.append(p.register_post_accumulate_grad_hook(self._ready(i)))
+            else:  # torch 1.13: the accumulator's post-hook, as DDP's Reducer
+                acc = p.expand_as(p).grad_fn.next_functions[0][0]
+                self.accumulators.append(acc)  # keep it alive, as DDP's _grad_accs did
+                acc.register_hook(self._ready(i))
+
+    def _forward_done(self, name):
+        def hook(module, inputs, output):
+            self.forward_end[name] = time.perf_counter_ns()
+        return hook
+
+    def _ready(self, index):
+        def hook(*_):
+            self.ready.setdefault(index, time.perf_counter_ns())
+        return hook
+
+    def clear(self):
+        self.forward_end.clear()
+        self.ready.clear()
+
+
+def _attribute(start, marks, end):
+    """Each mark's share of [start, end]: the time since the previous mark; the last takes the rest."""
+    shares, previous = [], start
+    for _, t in marks:
+        shares.append(max(0, t - previous))
+        previous = max(previous, t)
+    if shares:
+        shares[-1] += max(0, end - previous)
+    return [(key, s) for (key, _), s in zip(marks, shares)]
+
+
+def measure(built, steps, warmup):
+    """Runs warmup + steps training steps; returns the measured medians and the ready order."""
+    model, (inputs, targets) = built["model"], built["batch"]
+    loss_fn, optimizer = built["loss_fn"], built["optimizer"]
+    model.train()
+    params = list(model.named_parameters())
+    hooks = _Hooks(model, params)
+    owner_of = {}
+    for name, m in hooks.owners:
+        for pname, p in m.named_parameters(recurse=False):
+            owner_of[id(p)] = name
+    index_owner = [owner_of[id(p)] for _, p in params]
+    fwd, bwd, opt, total_fwd, total_bwd = {}, {}, [], [], []
+    orders = []
+    for step in range(warmup + steps):
+        hooks.clear()
+        t0 = time.perf_counter_ns()
+        loss = loss_fn(recipes.call_model(model, inputs), targets)
+        t1 = time.perf_counter_ns()
+        loss.backward()
+        t2 = time.perf_counter_ns()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        t3 = time.perf_counter_ns()
+        if step < warmup:
+            continue
+        marks = sorted(hooks.forward_end.items(), key=lambda kv: kv[1])
+        for name, ns in _attribute(t0, marks, t1):
+            fwd.setdefault(name, []).append(ns)
+        order = sorted(hooks.ready.items(), key=lambda kv: kv[1])
+        orders.append([i for i, _ in order])
+        # Backward per owner: its last gradient's readiness, in ready order.
+        last = {}
+        for i, t in order:
+            last[index_owner[i]] = t
+        for name, ns in _attribute(t1, sorted(last.items(), key=lambda kv: kv[1]), t2):
+            bwd.setdefault(name, []).append(ns)
+        opt.append(t3 - t2)
+        total_fwd.append(t1 - t0)
+        total_bwd.append(t2 - t1)
+    for h in hooks.handles:
+        h.remove()
+    return {
+        "params": params,
+        "buffers": list(model.named_buffers()),
+        "owners": [name for name, _ in hooks.owners],
+        "owner_of_param": index_owner,
+        "forward_ms": {k: statistics.median(v) / 1e6 for k, v in fwd.items()},
+        "backward_ms": {k: statistics.median(v) / 1e6 for k, v in bwd.items()},
+        "optimizer_ms": statistics.median(opt) / 1e6,
+        "total_forward_ms": statistics.median(total_fwd) / 1e6,
+        "total_backward_ms": statistics.median(total_bwd) / 1e6,
+        "orders": orders,
+        "local_batch_size": recipes.batch_size(inputs),
+    }
+
+
+def _tensor_line(name, t):
+    return f"    - {{name: {json.dumps(name)}, shape: {list(t.shape)}, dtype: {_dtype_name(t.dtype)}}}"
+
+
+def scenario_yaml(path, m, world_sizes, steps, warmup):
+    """The scenario's text: every number with a comment saying where it came from."""
+    order = m["orders"][0] if m["orders"] else []
+    stable = all(o == order for o in m["orders"])
+    names = [n for n, _ in m["params"]]
+    never = [i for i in range(len(names)) if i not in order]
+    lines = [
+        f"# Written by `python3 -m ddpsim_torch profile {path}` (torch {torch.__version__}, cpu):",
+        f"# {steps} measured steps after {warmup} warm-up; times are medians over the steps, host clock.",
+        f"name: {json.dumps(path.rsplit('/', 1)[-1].rsplit('.', 1)[0])}",
+        f"world_size: [{', '.join(str(w) for w in world_sizes)}]",
+        "training:",
+        "  iterations: 10",
+        "  warmup_iterations: 2",
+        f"  local_batch_size: {m['local_batch_size']}   # the recipe's batch: first dimension of its input",
+        "model:",
+        "  parameters:                 # named_parameters(), registration order",
+    ]
+    lines += [_tensor_line(n, p) for n, p in m["params"]]
+    if m["buffers"]:
+        lines.append("  buffers:                    # named_buffers()")
+        lines += [_tensor_line(n, b) for n, b in m["buffers"]]
+    note = "the same in every measured step" if stable else "from the first measured step (it varied between steps)"
+    lines.append(f"  gradient_ready_order:       # gradient-accumulator post-hooks, {note}")
+    lines += [f"    - {json.dumps(names[i])}" for i in order + never]
+    lines.append(f"  layers:                     # modules owning parameters; forward: since the previous owner's "
+                 f"forward ended; backward: since the previous owner's last gradient (medians, ms)")
+    for owner in m["owners"]:
+        params = [json.dumps(names[i]) for i in range(len(names)) if m["owner_of_param"][i] == owner]
+        fwd = m["forward_ms"].get(owner, 0.0)
+        bwd = m["backward_ms"].get(owner, 0.0)
+        lines.append(f"    - {{name: {json.dumps(owner or '(root)')}, params: [{', '.join(params)}], "
+                     f"forward_ms: {fwd:.6g}, backward_ms: {bwd:.6g}}}")
+    lines += [
+        f"  optimizer_ms: {m['optimizer_ms']:.6g}   # optimizer.step() + zero_grad(), median",
+        "collective:",
+        "  backend: gloo",
+        "  # Not measured: placeholders until a sweep calibrates them (ddpsim calibrate --measured SWEEP.json).",
+        "  latency_us: 5",
+        "  bandwidth_GBps: 10",
+    ]
+    if never:
+        lines += ["ddp:", "  unused_parameters:         # no gradient in any measured step"]
+        lines += [f"    - {json.dumps(names[i])}" for i in never]
+    return "\n".join(lines) + "\n"
+
+
+def run(args):
+    built = recipes.load(args.recipe)
+    torch.manual_seed(0)
+    m = measure(built, args.steps, args.warmup)
+    text = scenario_yaml(args.recipe, m, args.world_size, args.steps, args.warmup)
+    with open(args.out, "w", encoding="utf-8") as f:
+        f.write(text)
+    print(f"profile: {len(m['params'])} parameters in {len(m['owners'])} layers; forward {m['total_forward_ms']:.3f} ms, "
+          f"backward {m['total_backward_ms']:.3f} ms, optimizer {m['optimizer_ms']:.3f} ms (medians of {args.steps}); "
+          f"wrote {args.out}")
+    return 0

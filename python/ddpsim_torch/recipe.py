@@ -1,0 +1,49 @@
+"""A recipe: a Python file defining build(), which returns a dict with
+
+    model      a torch.nn.Module
+    batch      one local batch: a tuple (inputs, targets); inputs a tensor or a tuple of tensors
+    loss_fn    called as loss_fn(model(inputs), targets)
+    optimizer  built on model.parameters()
+
+Examples: python/recipes/.
+"""
+import importlib.util
+import os
+
+KEYS = ("model", "batch", "loss_fn", "optimizer")
+
+
+class RecipeError(Exception):
+    """A recipe that cannot be used: the file and what is wrong."""
+
+
+def load(path):
+    """The dict build() returns, checked to hold what a recipe promises."""
+    if not os.path.isfile(path):
+        raise RecipeError(f"{path}: no such recipe file")
+    spec = importlib.util.spec_from_file_location("ddpsim_recipe", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not callable(getattr(module, "build", None)):
+        raise RecipeError(f"{path}: defines no build() function")
+    built = module.build()
+    if not isinstance(built, dict):
+        raise RecipeError(f"{path}: build() returned {type(built).__name__}, expected a dict with {', '.join(KEYS)}")
+    missing = [k for k in KEYS if k not in built]
+    if missing:
+        raise RecipeError(f"{path}: build()'s dict lacks {', '.join(missing)}")
+    batch = built["batch"]
+    if not (isinstance(batch, (tuple, list)) and len(batch) == 2):
+        raise RecipeError(f"{path}: 'batch' must be a tuple (inputs, targets)")
+    return built
+
+
+def call_model(model, inputs):
+    """model(inputs), or model(*inputs) for a tuple of inputs."""
+    return model(*inputs) if isinstance(inputs, (tuple, list)) else model(inputs)
+
+
+def batch_size(inputs):
+    """The local batch size: the first dimension of the (first) input."""
+    first = inputs[0] if isinstance(inputs, (tuple, list)) else inputs
+    return int(first.shape[0])
