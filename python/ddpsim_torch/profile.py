@@ -84,7 +84,7 @@ def measure(built, steps, warmup):
     owner_of = {}
     for name, m in hooks.owners:
         for pname, p in m.named_parameters(recurse=False):
-            owner_of[id(p)] = name
+            owner_of.setdefault(id(p), name)  # a shared parameter belongs to the first module that holds it
     index_owner = [owner_of[id(p)] for _, p in params]
     fwd, bwd, opt, total_fwd, total_bwd = {}, {}, [], [], []
     orders = []
@@ -135,6 +135,26 @@ def _tensor_line(name, t):
     return f"    - {{name: {json.dumps(name)}, shape: {list(t.shape)}, dtype: {_dtype_name(t.dtype)}}}"
 
 
+def _layers(m, names):
+    """(name, parameter names, forward ms, backward ms) per owner. An owner left with no parameter of its
+    own (its only one shared with an earlier module, as a tied output layer) adds its times to the next
+    layer, or to the last one."""
+    out, pending_fwd, pending_bwd = [], 0.0, 0.0
+    for owner in m["owners"]:
+        params = [names[i] for i in range(len(names)) if m["owner_of_param"][i] == owner]
+        fwd = m["forward_ms"].get(owner, 0.0) + pending_fwd
+        bwd = m["backward_ms"].get(owner, 0.0) + pending_bwd
+        if not params:
+            pending_fwd, pending_bwd = fwd, bwd
+            continue
+        pending_fwd = pending_bwd = 0.0
+        out.append([owner or "(root)", params, fwd, bwd])
+    if out:
+        out[-1][2] += pending_fwd
+        out[-1][3] += pending_bwd
+    return out
+
+
 def scenario_yaml(path, m, world_sizes, steps, warmup):
     """The scenario's text: every number with a comment saying where it came from."""
     order = m["orders"][0] if m["orders"] else []
@@ -162,11 +182,8 @@ def scenario_yaml(path, m, world_sizes, steps, warmup):
     lines += [f"    - {json.dumps(names[i])}" for i in order + never]
     lines.append(f"  layers:                     # modules owning parameters; forward: since the previous owner's "
                  f"forward ended; backward: since the previous owner's last gradient (medians, ms)")
-    for owner in m["owners"]:
-        params = [json.dumps(names[i]) for i in range(len(names)) if m["owner_of_param"][i] == owner]
-        fwd = m["forward_ms"].get(owner, 0.0)
-        bwd = m["backward_ms"].get(owner, 0.0)
-        lines.append(f"    - {{name: {json.dumps(owner or '(root)')}, params: [{', '.join(params)}], "
+    for name, params, fwd, bwd in _layers(m, names):
+        lines.append(f"    - {{name: {json.dumps(name)}, params: [{', '.join(json.dumps(p) for p in params)}], "
                      f"forward_ms: {fwd:.6g}, backward_ms: {bwd:.6g}}}")
     lines += [
         f"  optimizer_ms: {m['optimizer_ms']:.6g}   # optimizer.step() + zero_grad(), median",
@@ -189,7 +206,7 @@ def run(args):
     text = scenario_yaml(args.recipe, m, args.world_size, args.steps, args.warmup)
     with open(args.out, "w", encoding="utf-8") as f:
         f.write(text)
-    print(f"profile: {len(m['params'])} parameters in {len(m['owners'])} layers; forward {m['total_forward_ms']:.3f} ms, "
+    print(f"profile: {len(m['params'])} parameters in {len(m['owners'])} modules; forward {m['total_forward_ms']:.3f} ms, "
           f"backward {m['total_backward_ms']:.3f} ms, optimizer {m['optimizer_ms']:.3f} ms (medians of {args.steps}); "
           f"wrote {args.out}")
     return 0
