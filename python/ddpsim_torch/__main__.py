@@ -45,16 +45,25 @@ def main(argv=None):
     p.add_argument("--steps", type=_positive, default=10, help="measured steps (default 10)")
     p.add_argument("--warmup", type=_non_negative, default=3, help="steps run before measuring (default 3)")
     p.add_argument("--device", choices=["cpu"], default="cpu", help="cpu (cuda comes later)")
+    s = verbs.add_parser("sweep", help="time all-reduces on W processes; write the sweep ddpsim calibrate reads")
+    s.add_argument("--world-size", type=_positive, required=True, help="processes (ranks) to spawn")
+    s.add_argument("--backend", choices=["gloo"], default="gloo", help="gloo (nccl comes with CUDA support)")
+    s.add_argument("--out", required=True, help="the sweep JSON to write")
+    s.add_argument("--min-bytes", type=_positive, default=8, help="smallest size (default 8)")
+    s.add_argument("--max-bytes", type=_positive, default=256 << 20, help="largest size (default 256 MiB)")
+    s.add_argument("--iters", type=_positive, default=5, help="timed calls per size (default 5)")
     args = parser.parse_args(argv)
     try:
         import torch  # noqa: F401
     except ImportError as e:
         print(f"ddpsim_torch: torch is not installed ({e}); on Debian: apt-get install python3-torch", file=sys.stderr)
         return 2
-    from . import profile
+    from . import profile, sweep
     try:
         if args.verb == "profile":
             return profile.run(args)
+        if args.verb == "sweep":
+            return sweep.run(args)
     except recipe.RecipeError as e:
         print(f"ddpsim_torch: error: {e}", file=sys.stderr)
         return 2

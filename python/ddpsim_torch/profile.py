@@ -189,7 +189,8 @@ def scenario_yaml(path, m, world_sizes, steps, warmup):
         f"  optimizer_ms: {m['optimizer_ms']:.6g}   # optimizer.step() + zero_grad(), median",
         "collective:",
         "  backend: gloo",
-        "  # Not measured: placeholders until a sweep calibrates them (ddpsim calibrate --measured SWEEP.json).",
+        "  # Not measured: placeholders. Calibrate them: python3 -m ddpsim_torch sweep --world-size 2 --out SWEEP.json,",
+        "  # then ddpsim calibrate --measured SWEEP.json --out C.yaml, and add `calibration: C.yaml` here.",
         "  latency_us: 5",
         "  bandwidth_GBps: 10",
     ]

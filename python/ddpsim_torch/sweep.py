@@ -1,0 +1,47 @@
+"""sweep: time all-reduces on W processes and write them as ddpsim-real's
+sweep JSON (formats/measured_run.hpp: CollectiveSweep), which `ddpsim
+calibrate --measured` reads. Sizes double from --min-bytes to --max-bytes
+(default 8 B to 256 MiB); each size: one warm-up, then --iters timed calls,
+their mean; algbw = bytes / time, busbw = algbw x 2(W-1)/W (nccl-tests).
+"""
+import json
+import os
+import socket
+import tempfile
+import time
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def _rank_main(rank, world, backend, store, min_bytes, max_bytes, iters, out):
+    dist.init_process_group(backend, init_method=f"file://{store}", rank=rank, world_size=world)
+    rows, size = [], min_bytes
+    while size <= max_bytes:
+        n = max(1, size // 4)
+        x = torch.ones(n, dtype=torch.float32)
+        dist.all_reduce(x)  # warm-up
+        dist.barrier()
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            dist.all_reduce(x)
+        us = (time.perf_counter() - t0) * 1e6 / iters
+        algbw = n * 4 / (us * 1e3)
+        rows.append({"bytes": n * 4, "time_us": us, "algbw_GBps": algbw, "busbw_GBps": algbw * 2 * (world - 1) / world})
+        size *= 2
+    if rank == 0:
+        doc = {"transport": f"torch {backend}", "host": socket.gethostname(), "ddpsim_version": "ddpsim_torch",
+               "git_commit": "", "world_size": world, "sweep": rows}
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(json.dumps(doc, indent=2) + "\n")
+    dist.destroy_process_group()
+
+
+def run(args):
+    with tempfile.TemporaryDirectory() as tmp:
+        store = os.path.join(tmp, "store")
+        mp.spawn(_rank_main, args=(args.world_size, args.backend, store, args.min_bytes, args.max_bytes, args.iters,
+                                   args.out), nprocs=args.world_size, join=True)
+    print(f"sweep: {args.world_size} ranks, {args.backend}, {args.min_bytes} to {args.max_bytes} bytes; wrote {args.out}")
+    return 0
