@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <limits>
+#include <type_traits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -27,14 +31,49 @@ constexpr OptionalField kAfterWait[] = {{"forward_compute_ms", &MeasuredStep::fo
                                         {"backward_overlap_ms", &MeasuredStep::backward_overlap_ms},
                                         {"optimizer_ms", &MeasuredStep::optimizer_ms}};
 
+// An integer field within T's range: a JSON integer, or a number with an
+// integral value (nlohmann's get<int> would convert 1e78 with undefined behaviour).
+template <class T>
+T integer(const Json& v, const char* key) {
+  constexpr double kExact = 9007199254740992.0;  // 2^53: every integer up to it is a double
+  double d = 0;
+  if (v.is_number_unsigned()) {
+    d = static_cast<double>(std::min<std::uint64_t>(v.get<std::uint64_t>(), std::uint64_t{1} << 62));
+  } else if (v.is_number_integer()) {
+    d = static_cast<double>(v.get<std::int64_t>());
+  } else if (v.is_number_float()) {
+    d = v.get<double>();
+  } else {
+    throw FormatError("", key, fmt::format("expected an integer, got {}", v.type_name()));
+  }
+  const double lo = std::max(-kExact, static_cast<double>(std::numeric_limits<T>::min()));
+  const double hi = std::min(kExact, static_cast<double>(std::numeric_limits<T>::max()));
+  if (!(d >= lo && d <= hi) || d != std::floor(d)) {
+    throw FormatError("", key, fmt::format("expected an integer from {:.0f} to {:.0f}", lo, hi));
+  }
+  return static_cast<T>(d);
+}
+
 template <class T>
 void read_if(const Json& j, const char* key, T& out) {
-  if (j.contains(key)) out = j.at(key).get<T>();
+  if (!j.contains(key)) return;
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    out = integer<T>(j.at(key), key);
+  } else {
+    out = j.at(key).get<T>();
+  }
+}
+
+std::vector<std::int64_t> integers(const Json& list, const char* key) {
+  std::vector<std::int64_t> out;
+  if (!list.is_array()) throw FormatError("", key, "expected a list of integers");
+  for (const Json& v : list) out.push_back(integer<std::int64_t>(v, key));
+  return out;
 }
 
 MeasuredStep read_step(const Json& s) {
   MeasuredStep out;
-  out.iteration = s.at("iteration").get<int>();
+  out.iteration = integer<int>(s.at("iteration"), "iteration");
   out.skipped = s.at("skipped").get<bool>();
   out.step_ms = s.at("step_ms").get<double>();
   read_if(s, "epoch", out.epoch);
@@ -53,7 +92,7 @@ MeasuredStep read_step(const Json& s) {
 
 RankLog read_log(const Json& j) {
   RankLog out;
-  out.world_size = j.at("world_size").get<int>();
+  out.world_size = integer<int>(j.at("world_size"), "world_size");
   if (out.world_size < 1) throw FormatError("", "world_size", "expected a world size >= 1");
   read_if(j, "rank", out.rank);
   read_if(j, "host", out.host);
@@ -64,10 +103,10 @@ RankLog read_log(const Json& j) {
   if (j.contains("sizes")) {
     const Json& s = j.at("sizes");
     out.sizes.widths = s.at("widths").get<std::string>();
-    out.sizes.parameters = s.at("parameters").get<std::int64_t>();
-    out.sizes.gradient_bytes = s.at("gradient_bytes").get<std::int64_t>();
-    out.sizes.bucket_bytes = s.at("bucket_bytes").get<std::vector<std::int64_t>>();
-    out.sizes.dataset_size = s.at("dataset_size").get<std::int64_t>();
+    out.sizes.parameters = integer<std::int64_t>(s.at("parameters"), "parameters");
+    out.sizes.gradient_bytes = integer<std::int64_t>(s.at("gradient_bytes"), "gradient_bytes");
+    out.sizes.bucket_bytes = integers(s.at("bucket_bytes"), "bucket_bytes");
+    out.sizes.dataset_size = integer<std::int64_t>(s.at("dataset_size"), "dataset_size");
   }
   if (j.contains("layers")) {
     for (const Json& l : j.at("layers")) {
@@ -78,7 +117,7 @@ RankLog read_log(const Json& j) {
   read_if(j, "resumed_from_step", out.resumed_from_step);
   if (j.contains("epochs")) {
     for (const Json& e : j.at("epochs")) {
-      out.epochs.push_back({e.at("epoch").get<int>(), e.at("ids").get<std::vector<std::int64_t>>()});
+      out.epochs.push_back({integer<int>(e.at("epoch"), "epoch"), integers(e.at("ids"), "ids")});
     }
   }
   for (const Json& s : j.at("steps")) out.steps.push_back(read_step(s));
@@ -87,14 +126,14 @@ RankLog read_log(const Json& j) {
 
 CollectiveSweep read_sweep(const Json& j) {
   CollectiveSweep out;
-  out.world_size = j.at("world_size").get<int>();
+  out.world_size = integer<int>(j.at("world_size"), "world_size");
   read_if(j, "transport", out.transport);
   read_if(j, "host", out.host);
   read_if(j, "ddpsim_version", out.ddpsim_version);
   read_if(j, "git_commit", out.git_commit);
   for (const Json& row : j.at("sweep")) {
     SweepRow r;
-    r.bytes = static_cast<std::int64_t>(row.at("bytes").get<double>());
+    r.bytes = integer<std::int64_t>(row.at("bytes"), "bytes");
     r.time_us = row.at("time_us").get<double>();
     read_if(row, "algbw_GBps", r.algbw_GBps);
     read_if(row, "busbw_GBps", r.busbw_GBps);

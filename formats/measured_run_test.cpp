@@ -82,6 +82,14 @@ TEST_CASE("what is not a measured run is refused, naming the file and what is wr
   CHECK(error_of(R"({"world_size": 2, "sweep": [{"bytes": 8}]})").find("'time_us' not found") != std::string::npos);
   CHECK(error_of(R"({"world_size": 1, "steps": [{"iteration": "x", "skipped": false, "step_ms": 1}]})")
             .find("ddpsim-real's JSON") == 0);
+  // Integers out of range are refused, not converted (a fuzzer's 1e78-byte sweep row: undefined behaviour before).
+  const std::string integer = "ddpsim-real's JSON: expected an integer from";
+  CHECK(error_of(R"({"world_size": 1, "sweep": [{"bytes": 1e78, "time_us": 2}]})").find(integer) == 0);
+  CHECK(error_of(R"({"world_size": 1e78, "steps": []})").find(integer) == 0);
+  CHECK(error_of(R"({"world_size": 1, "steps": [{"iteration": 2.5, "skipped": false, "step_ms": 1}]})").find(integer) == 0);
+  CHECK(error_of(R"({"world_size": 1, "steps": [], "epochs": [{"epoch": 0, "ids": [1, -1e300]}]})").find(integer) == 0);
+  CHECK_THROWS_AS(formats::read_measured_file(std::string(DDPSIM_MEASURED_DIR) + "/sweep_huge_bytes.json"),
+                  formats::FormatError);
   CHECK_THROWS_AS(formats::read_rank_log(std::string(DDPSIM_MEASURED_DIR) + "/sweep_w1_only.json"), formats::FormatError);
   CHECK_THROWS_AS(formats::read_rank_log("/nonexistent/run.rank0.json"), formats::FormatError);
 }
