@@ -1,12 +1,14 @@
 """sweep: time all-reduces on W processes and write them as ddpsim-real's
 sweep JSON (formats/measured_run.hpp: CollectiveSweep), which `ddpsim
 calibrate --measured` reads. Sizes double from --min-bytes to --max-bytes
-(default 8 B to 256 MiB); each size: one warm-up, then --iters timed calls,
-their mean; algbw = bytes / time, busbw = algbw x 2(W-1)/W (nccl-tests).
+(default 8 B to 256 MiB); each size: one warm-up, then --iters calls timed
+one by one, their median (a shared CPU machine has outliers that move a mean
+by more than the 8 B to 64 KiB range moves the time); algbw = bytes / time, busbw = algbw x 2(W-1)/W (nccl-tests).
 """
 import json
 import os
 import socket
+import statistics
 import tempfile
 import time
 
@@ -23,10 +25,12 @@ def _rank_main(rank, world, backend, store, min_bytes, max_bytes, iters, out):
         x = torch.ones(n, dtype=torch.float32)
         dist.all_reduce(x)  # warm-up
         dist.barrier()
-        t0 = time.perf_counter()
+        times = []
         for _ in range(iters):
+            t0 = time.perf_counter()
             dist.all_reduce(x)
-        us = (time.perf_counter() - t0) * 1e6 / iters
+            times.append(time.perf_counter() - t0)
+        us = statistics.median(times) * 1e6
         algbw = n * 4 / (us * 1e3)
         rows.append({"bytes": n * 4, "time_us": us, "algbw_GBps": algbw, "busbw_GBps": algbw * 2 * (world - 1) / world})
         size *= 2
