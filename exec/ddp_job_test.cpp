@@ -1,5 +1,6 @@
 #include "exec/evaluate.hpp"
 #include "models/ddp_job.hpp"
+#include "models/baseline.hpp"
 
 #include <doctest/doctest.h>
 
@@ -196,6 +197,28 @@ TEST_CASE("find_unused_parameters: no rebuild, traversal, and the used-map all-r
   const auto u = exec::simulate_ddp(job, 2, 0);
   CHECK(u.outcome == models::Outcome::kCompleted);
   CHECK(*u.step_ms == doctest::Approx(20 + 1 + 30 + 1 + 2).epsilon(1e-4));
+}
+
+TEST_CASE("ddp.bucket_copy_GBps: copy-in at each hook, copy-out after each bucket's all-reduce") {
+  auto job = four_buckets(1);
+  job.ddp.bucket_copy_bytes_per_s = 1e9;  // 1 MB a parameter: 1 ms each way
+  for (int w : {1, 2}) {
+    CAPTURE(w);
+    const auto r = exec::simulate_ddp(job, w, 0);
+    // forward 20 + backward 4 x (10 + 1 copy-in); the buckets' all-reduces (1 ms at
+    // W = 2) end by 65, under the copy-outs 64..68 that follow backward; optimizer 2.
+    CHECK(*r.step_ms == doctest::Approx(20 + 44 + 4 + 2));
+    CHECK(r.ranks[0].backward_compute_ms == doctest::Approx(44));
+  }
+  // A copy-out waits for its bucket: with 15 ms buckets the last ends at
+  // 20 + 11 + 4 x 15 = 91, its copy-out 92, the optimizer 94.
+  auto slow = four_buckets(15);
+  slow.ddp.bucket_copy_bytes_per_s = 1e9;
+  CHECK(*exec::simulate_ddp(slow, 2, 0).step_ms == doctest::Approx(94));
+  // The closed form adds both copies serially: 20 + 40 + 2 + 2 x 4 + 4 all-reduces.
+  CHECK(models::closed_form_step_ms(job, 2) == doctest::Approx(74));
+  // Unset: no copy, no extra op.
+  CHECK(*exec::simulate_ddp(four_buckets(1), 2, 0).step_ms == doctest::Approx(63));
 }
 
 TEST_CASE("unused parameters without find_unused_parameters: PyTorch's error at the next forward") {

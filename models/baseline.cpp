@@ -13,6 +13,8 @@ double closed_form_step_ms(const DdpJob& job, int world_size) {
   const auto all_reduce_ms = [&](std::int64_t bytes) {
     return timer->time({sim::CollectiveKind::kAllReduce, bytes}, world_size, {}).ms();
   };
+  // DDP's gradient copies into the buckets and back (ddp.bucket_copy_GBps).
+  ms += 2 * job.ddp.bucket_copy(job.model.parameter_bytes()).ms();
   if (const auto buckets = rebuilt_buckets(job.model, job.ddp)) {
     for (const Bucket& b : *buckets) ms += all_reduce_ms(b.bytes);
   } else {

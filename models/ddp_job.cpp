@@ -37,6 +37,7 @@ std::string op_name(sim::OpLabel label) {
     case DdpTag::kJoinCount: return "all_reduce Join count";
     case DdpTag::kShadowAllReduce: return fmt::format("all_reduce bucket {} (Join shadow, zeros)", label.index);
     case DdpTag::kShadowBroadcast: return "broadcast buffers (Join shadow)";
+    case DdpTag::kBucketCopyOut: return fmt::format("copy out bucket {}", label.index);
   }
   return "?";
 }

@@ -80,6 +80,7 @@ enum class DdpTag : std::uint32_t {
   kJoinCount,         ///< Join: all-reduce counting the ranks not yet joined
   kShadowAllReduce,   ///< Join: a joined rank's zero-filled all-reduce for a bucket
   kShadowBroadcast,   ///< Join: a joined rank's buffer broadcast
+  kBucketCopyOut,     ///< ddp.bucket_copy_GBps: a bucket's gradients copied back after its all-reduce
 };
 /// "forward", "all_reduce bucket 2", ...
 std::string op_name(sim::OpLabel label);

@@ -258,12 +258,23 @@ class RankProgram final : public sim::Process {
     }
     Issued out{segment.back(), std::nullopt};
     // Buckets launch strictly in index order: the comm stream is FIFO.
+    std::vector<sim::OpRef>& reduced = reduced_;
+    reduced.clear();
     for (int b = 0; b < bp.launchable; ++b) {
       const auto ub = static_cast<std::size_t>(b);
       out.comm = e.enqueue_collective(rank_, sim::kWorldGroup,
                                        {sim::CollectiveKind::kAllReduce, buckets[ub].bytes},
                                        label(DdpTag::kAllReduce, g, b),
                                        segment[static_cast<std::size_t>(bp.bucket_ready_segment[ub])]);
+      reduced.push_back(*out.comm);
+    }
+    // finalize_backward copies each reduced bucket back into the gradients, in
+    // bucket order, each once its all-reduce is done (ddp.bucket_copy_GBps).
+    if (ddp.bucket_copy_bytes_per_s > 0) {
+      for (std::size_t b = 0; b < reduced.size(); ++b) {
+        out.compute = e.enqueue(rank_, StreamKind::kCompute, scaled(ddp.bucket_copy(buckets[b].bytes), compute_factor),
+                                label(DdpTag::kBucketCopyOut, g, static_cast<int>(b)), reduced[b]);
+      }
     }
     if (ddp.find_unused_parameters && !ddp.static_graph) {
       out.comm = e.enqueue_collective(rank_, sim::kWorldGroup,
@@ -385,6 +396,7 @@ class RankProgram final : public sim::Process {
   int syncing_backwards_ = 0;
   std::vector<int> pending_unused_;  // raised at the next forward
   std::vector<sim::OpRef> segment_;  // this iteration's backward pieces (kept to reuse its storage)
+  std::vector<sim::OpRef> reduced_;  // this iteration's bucket all-reduces (likewise)
 };
 
 void check_job(const DdpJob& job) {

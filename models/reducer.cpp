@@ -101,14 +101,15 @@ BackwardPlan plan_backward(const ModelSpec& model, const DdpConfig& ddp, const s
     sim::Time piece;
     for (; pos <= cut; ++pos) {
       const auto p = static_cast<std::size_t>(model.ready_order[pos]);
-      if (!unused[p]) piece += model.backward[p];
+      // The hook copies the gradient into its bucket (ddp.bucket_copy_GBps).
+      if (!unused[p]) piece += model.backward[p] + ddp.bucket_copy(model.parameters[p].bytes());
     }
     plan.segments.push_back(piece);
   }
   sim::Time tail;
   for (; pos < model.ready_order.size(); ++pos) {
     const auto p = static_cast<std::size_t>(model.ready_order[pos]);
-    if (!unused[p]) tail += model.backward[p];
+    if (!unused[p]) tail += model.backward[p] + ddp.bucket_copy(model.parameters[p].bytes());
   }
   if (tail > sim::Time::zero() || plan.segments.empty()) plan.segments.push_back(tail);
   for (std::size_t b = 0; b < buckets.size(); ++b) {

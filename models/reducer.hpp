@@ -26,6 +26,16 @@ struct DdpConfig {
   int gradient_accumulation = 1;        ///< micro-steps per optimizer step; all but the last under no_sync()
   std::vector<int> unused_parameters;   ///< parameter indices that get no gradient
   sim::Time traversal_per_tensor;       ///< find_unused_parameters: autograd-graph walk, per parameter tensor
+  /// DDP's own per-byte work on a rank, in bytes per second (0: none): each
+  /// gradient copied into its bucket at its hook (lengthening backward) and
+  /// back out after its bucket's all-reduce (before the optimizer).
+  double bucket_copy_bytes_per_s = 0;
+  /// The time to copy `bytes` once at bucket_copy_bytes_per_s (zero when unset).
+  sim::Time bucket_copy(std::int64_t bytes) const {
+    return bucket_copy_bytes_per_s > 0
+               ? sim::Time::ns(static_cast<std::int64_t>(static_cast<double>(bytes) * 1e9 / bucket_copy_bytes_per_s + 0.5))
+               : sim::Time{};
+  }
 };
 
 struct Bucket {

@@ -50,6 +50,7 @@ models::DdpConfig read_ddp(const Section& top, const models::ModelSpec& model, s
   ddp.unused_parameters = ParamIndex(model.parameters).list(s, "unused_parameters", true);
   std::sort(ddp.unused_parameters.begin(), ddp.unused_parameters.end());
   ddp.traversal_per_tensor = s.micros("traversal_us_per_tensor", 1.0);
+  if (s.has("bucket_copy_GBps")) ddp.bucket_copy_bytes_per_s = 1e9 * s.number("bucket_copy_GBps", 0, true, 1e6, std::nullopt, "GB/s");
   return ddp;
 }
 

@@ -407,6 +407,7 @@ ddp:
   gradient_accumulation: 4
   unused_parameters: [w2]
   traversal_us_per_tensor: 3
+  bucket_copy_GBps: 2.5
 )",
                                   "s.yaml");
     CHECK(s.job.ddp.bucket_cap_bytes == 524'288);
@@ -416,6 +417,9 @@ ddp:
     CHECK(s.job.ddp.gradient_accumulation == 4);
     CHECK(s.job.ddp.unused_parameters == std::vector<int>{2});
     CHECK(s.job.ddp.traversal_per_tensor == sim::Time::from_us(3));
+    CHECK(s.job.ddp.bucket_copy_bytes_per_s == 2.5e9);
+    CHECK(error_of(base + params + "  forward_ms: 1\n  backward_ms: 2\nddp: {bucket_copy_GBps: 0}\n")
+              .find("key 'ddp.bucket_copy_GBps': value '0': expected a finite number > 0") != std::string::npos);
     CHECK(error_of(base + params + "  forward_ms: 1\n  backward_ms: 2\nddp: {static_graph: yes}\n")
               .find("key 'ddp.static_graph': value 'yes': expected true or false") != std::string::npos);
   }

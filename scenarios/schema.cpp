@@ -96,6 +96,9 @@ const std::vector<Key> kScenario = {
     {"ddp.unused_parameters", T::kNameList, "", "each once", "none", "parameters that get no gradient"},
     {"ddp.traversal_us_per_tensor", T::kNumber, "us", ">= 0", "1",
      "`find_unused_parameters`: autograd-graph walk per parameter tensor after every forward"},
+    {"ddp.bucket_copy_GBps", T::kNumber, "GB/s", "> 0", "none (free)",
+     "DDP's per-byte work: each gradient copied into its bucket at its hook and back out after the bucket's "
+     "all-reduce (`profile` measures it at one rank)"},
     {"data", T::kMapping, "", "", "", "data loading and the DistributedSampler"},
     {"data.load_ms", T::kNumber, "ms", ">= 0", "0", "host-side data loading per micro-step, before forward"},
     {"data.dataset_size", T::kInteger, "examples", ">= 1", "none",

@@ -200,7 +200,7 @@ TEST_CASE("every section's keys are declared, and nothing else") {
   CHECK(schema::children(schema::scenario_keys(), "ddp") ==
         std::vector<std::string_view>{"bucket_cap_mb", "first_bucket_mb", "find_unused_parameters", "static_graph",
                                       "broadcast_buffers", "gradient_accumulation", "unused_parameters",
-                                      "traversal_us_per_tensor"});
+                                      "traversal_us_per_tensor", "bucket_copy_GBps"});
   CHECK_THROWS_AS(schema::key(schema::scenario_keys(), "ddp.bucket_cap"), std::logic_error);
   CHECK(schema::children(schema::calibration_keys(), "straggler") ==
         schema::children(schema::scenario_keys(), "straggler"));

@@ -2,7 +2,7 @@
 import argparse
 import sys
 
-from . import recipe
+from . import fit, recipe
 
 
 def _world_sizes(text):
@@ -15,24 +15,20 @@ def _world_sizes(text):
     return sizes
 
 
-def _positive(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}': expected an integer")
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"'{text}': expected an integer >= 1")
-    return v
+def _at_least(lo):
+    """An argparse type: an integer >= lo."""
+    def parse(text):
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}': expected an integer")
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"'{text}': expected an integer >= {lo}")
+        return v
+    return parse
 
 
-def _non_negative(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}': expected an integer")
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"'{text}': expected an integer >= 0")
-    return v
+_positive, _non_negative = _at_least(1), _at_least(0)
 
 
 def main(argv=None):
@@ -45,26 +41,40 @@ def main(argv=None):
     p.add_argument("--steps", type=_positive, default=10, help="measured steps (default 10)")
     p.add_argument("--warmup", type=_non_negative, default=3, help="steps run before measuring (default 3)")
     p.add_argument("--device", choices=["cpu"], default="cpu", help="cpu (cuda comes later)")
+    p.add_argument("--threads", type=_positive, default=1, help="torch threads on cpu (default 1, as each measured rank)")
+    p.add_argument("--collective", help="an all-reduce sweep (the sweep verb's JSON): fit the collective section to it")
+    p.add_argument("--bare", action="store_true",
+                   help="skip the one-rank DistributedDataParallel run that measures DDP's own work")
     s = verbs.add_parser("sweep", help="time all-reduces on W processes; write the sweep ddpsim calibrate reads")
     s.add_argument("--world-size", type=_positive, required=True, help="processes (ranks) to spawn")
-    s.add_argument("--backend", choices=["gloo"], default="gloo", help="gloo (nccl comes with CUDA support)")
+    s.add_argument("--backend", choices=["gloo", "nccl"], default="gloo", help="gloo on cpu, nccl on one GPU per rank")
     s.add_argument("--out", required=True, help="the sweep JSON to write")
     s.add_argument("--min-bytes", type=_positive, default=8, help="smallest size (default 8)")
     s.add_argument("--max-bytes", type=_positive, default=256 << 20, help="largest size (default 256 MiB)")
     s.add_argument("--iters", type=_positive, default=5, help="timed calls per size (default 5)")
+    m = verbs.add_parser("measure", help="train a recipe under real DistributedDataParallel on W ranks; write "
+                                         "PREFIX.rank<r>.json, the logs ddpsim validate reads")
+    m.add_argument("recipe", help="a Python file defining build()")
+    m.add_argument("--world-size", type=_positive, required=True, help="processes (ranks) to spawn")
+    m.add_argument("--backend", choices=["gloo", "nccl"], default="gloo", help="gloo on cpu, nccl on one GPU per rank")
+    m.add_argument("--steps", type=_positive, default=12, help="iterations to log (default 12)")
+    m.add_argument("--threads", type=_positive, default=1, help="torch threads per rank on cpu (default 1)")
+    m.add_argument("--out", required=True, help="the logs' prefix: PREFIX.rank<r>.json")
     args = parser.parse_args(argv)
     try:
         import torch  # noqa: F401
     except ImportError as e:
         print(f"ddpsim_torch: torch is not installed ({e}); on Debian: apt-get install python3-torch", file=sys.stderr)
         return 2
-    from . import profile, sweep
+    from . import measure, profile, sweep
     try:
         if args.verb == "profile":
             return profile.run(args)
         if args.verb == "sweep":
             return sweep.run(args)
-    except recipe.RecipeError as e:
+        if args.verb == "measure":
+            return measure.run(args)
+    except (recipe.RecipeError, fit.FitError) as e:
         print(f"ddpsim_torch: error: {e}", file=sys.stderr)
         return 2
     return 2

@@ -12,7 +12,10 @@ What is measured, per step after --warmup steps, medians over --steps:
   the way DDP's Reducer registers its autograd hooks
   (p.expand_as(p).grad_fn.next_functions[0][0] on 1.13,
   register_post_accumulate_grad_hook on 2.1+), which gives the exact order;
-- the optimizer step.
+- the optimizer step;
+- what DDP itself adds (overhead.py): the recipe again under
+  DistributedDataParallel on one rank, its backward against the bare one,
+  written as ddp.bucket_copy_GBps (--bare: not measured).
 Host clocks (time.perf_counter_ns): exact on CPU.
 """
 import json
@@ -21,6 +24,8 @@ import time
 
 import torch
 
+from . import fit
+from . import overhead as ddp_overhead
 from . import recipe as recipes
 
 
@@ -155,7 +160,25 @@ def _layers(m, names):
     return out
 
 
-def scenario_yaml(path, m, world_sizes, steps, warmup):
+def _collective_lines(collective):
+    """The collective section: fitted to a sweep (fit.fit_sweep's result), or placeholders that say so."""
+    if collective is None:
+        return ["collective:", "  backend: gloo",
+                "  # Not measured: placeholders. Calibrate them: python3 -m ddpsim_torch sweep --world-size 2 --out SWEEP.json,",
+                "  # then profile again with --collective SWEEP.json (or ddpsim calibrate --measured SWEEP.json --out C.yaml",
+                "  # and `calibration: C.yaml` here).",
+                "  latency_us: 5", "  bandwidth_GBps: 10"]
+    backend = "nccl" if "nccl" in collective["transport"] else "gloo"
+    lines = ["collective:", f"  backend: {backend}",
+             f"  # Fitted to {collective['path']} ({collective['transport']}, W = {collective['world_size']}, "
+             f"{collective['points']} sizes): relative least squares, as ddpsim calibrate"]
+    lines += [f"  # note: {n}" for n in collective["notes"]]
+    lines += [f"  latency_us: {collective['latency_us']:.6g}", f"  bandwidth_GBps: {collective['bandwidth_GBps']:.6g}",
+              f"  launch_overhead_us: {collective['launch_overhead_us']:.6g}"]
+    return lines
+
+
+def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead=None):
     """The scenario's text: every number with a comment saying where it came from."""
     order = m["orders"][0] if m["orders"] else []
     stable = all(o == order for o in m["orders"])
@@ -185,26 +208,49 @@ def scenario_yaml(path, m, world_sizes, steps, warmup):
     for name, params, fwd, bwd in _layers(m, names):
         lines.append(f"    - {{name: {json.dumps(name)}, params: [{', '.join(json.dumps(p) for p in params)}], "
                      f"forward_ms: {fwd:.6g}, backward_ms: {bwd:.6g}}}")
-    lines += [
-        f"  optimizer_ms: {m['optimizer_ms']:.6g}   # optimizer.step() + zero_grad(), median",
-        "collective:",
-        "  backend: gloo",
-        "  # Not measured: placeholders. Calibrate them: python3 -m ddpsim_torch sweep --world-size 2 --out SWEEP.json,",
-        "  # then ddpsim calibrate --measured SWEEP.json --out C.yaml, and add `calibration: C.yaml` here.",
-        "  latency_us: 5",
-        "  bandwidth_GBps: 10",
-    ]
+    lines.append(f"  optimizer_ms: {m['optimizer_ms']:.6g}   # optimizer.step() + zero_grad(), median")
+    lines += _collective_lines(collective)
+    ddp = _overhead_lines(m, overhead)
     if never:
-        lines += ["ddp:", "  unused_parameters:         # no gradient in any measured step"]
-        lines += [f"    - {json.dumps(names[i])}" for i in never]
+        ddp += ["  unused_parameters:         # no gradient in any measured step"]
+        ddp += [f"    - {json.dumps(names[i])}" for i in never]
+    if ddp:
+        lines += ["ddp:"] + ddp
     return "\n".join(lines) + "\n"
 
 
+def _overhead_lines(m, overhead):
+    """ddp.bucket_copy_GBps from the one-rank DDP run (overhead.py), with where it came from."""
+    if overhead is None:
+        return []
+    rate, added = overhead["rate"], overhead["added_ms"]
+    where = (f"  # DistributedDataParallel on one rank (gloo): backward {overhead['ddp_backward_ms']:.6g} ms against "
+             f"{m['total_backward_ms']:.6g} ms bare (medians), forward {overhead['ddp_forward_ms']:.6g} against "
+             f"{m['total_forward_ms']:.6g}")
+    if rate is None:
+        return [where, f"  # DDP added {added:.3g} ms to backward: nothing to charge, ddp.bucket_copy_GBps left out"]
+    return [where, f"  # DDP added {added:.6g} ms for 2 x {overhead['gradient_bytes']} gradient bytes copied "
+                   "(into the buckets and back)",
+            f"  bucket_copy_GBps: {rate:.6g}"]
+
+
 def run(args):
+    torch.set_num_threads(args.threads)
     built = recipes.load(args.recipe)
     torch.manual_seed(0)
     m = measure(built, args.steps, args.warmup)
-    text = scenario_yaml(args.recipe, m, args.world_size, args.steps, args.warmup)
+    overhead = None
+    if not args.bare:
+        gradient_bytes = sum(p.numel() * p.element_size() for _, p in m["params"] if p.requires_grad)
+        fwd, bwd = ddp_overhead.ddp_times(args.recipe, args.steps, args.warmup)
+        rate, added = ddp_overhead.bucket_copy(gradient_bytes, m["total_backward_ms"], bwd)
+        overhead = {"rate": rate, "added_ms": added, "ddp_forward_ms": fwd, "ddp_backward_ms": bwd,
+                    "gradient_bytes": gradient_bytes}
+    collective = None
+    if args.collective:
+        collective = fit.fit_sweep(args.collective)
+        collective["path"] = args.collective
+    text = scenario_yaml(args.recipe, m, args.world_size, args.steps, args.warmup, collective, overhead)
     with open(args.out, "w", encoding="utf-8") as f:
         f.write(text)
     print(f"profile: {len(m['params'])} parameters in {len(m['owners'])} modules; forward {m['total_forward_ms']:.3f} ms, "

@@ -3,32 +3,35 @@ sweep JSON (formats/measured_run.hpp: CollectiveSweep), which `ddpsim
 calibrate --measured` reads. Sizes double from --min-bytes to --max-bytes
 (default 8 B to 256 MiB); each size: one warm-up, then --iters calls timed
 one by one, their median (a shared CPU machine has outliers that move a mean
-by more than the 8 B to 64 KiB range moves the time); algbw = bytes / time, busbw = algbw x 2(W-1)/W (nccl-tests).
+by more than the 8 B to 64 KiB range moves the time); algbw = bytes / time,
+busbw = algbw x 2(W-1)/W (nccl-tests). gloo on CPU tensors, nccl on each
+rank's GPU (synchronised after each call).
 """
 import json
-import os
 import socket
 import statistics
-import tempfile
 import time
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
+
+from . import launch
 
 
-def _rank_main(rank, world, backend, store, min_bytes, max_bytes, iters, out):
-    dist.init_process_group(backend, init_method=f"file://{store}", rank=rank, world_size=world)
+def _rank_main(rank, world, min_bytes, max_bytes, iters, out, backend):
+    device = "cuda" if backend == "nccl" else "cpu"  # nccl: this rank's GPU, set by launch
     rows, size = [], min_bytes
     while size <= max_bytes:
         n = max(1, size // 4)
-        x = torch.ones(n, dtype=torch.float32)
+        x = torch.ones(n, dtype=torch.float32, device=device)
         dist.all_reduce(x)  # warm-up
         dist.barrier()
         times = []
         for _ in range(iters):
             t0 = time.perf_counter()
             dist.all_reduce(x)
+            if device == "cuda":
+                torch.cuda.synchronize()
             times.append(time.perf_counter() - t0)
         us = statistics.median(times) * 1e6
         algbw = n * 4 / (us * 1e3)
@@ -39,13 +42,10 @@ def _rank_main(rank, world, backend, store, min_bytes, max_bytes, iters, out):
                "git_commit": "", "world_size": world, "sweep": rows}
         with open(out, "w", encoding="utf-8") as f:
             f.write(json.dumps(doc, indent=2) + "\n")
-    dist.destroy_process_group()
 
 
 def run(args):
-    with tempfile.TemporaryDirectory() as tmp:
-        store = os.path.join(tmp, "store")
-        mp.spawn(_rank_main, args=(args.world_size, args.backend, store, args.min_bytes, args.max_bytes, args.iters,
-                                   args.out), nprocs=args.world_size, join=True)
+    launch.run_ranks(_rank_main, args.world_size, args.backend, args.min_bytes, args.max_bytes, args.iters, args.out,
+                     args.backend)
     print(f"sweep: {args.world_size} ranks, {args.backend}, {args.min_bytes} to {args.max_bytes} bytes; wrote {args.out}")
     return 0

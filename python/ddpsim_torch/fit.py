@@ -1,0 +1,63 @@
+"""The collective fit of `ddpsim calibrate` (validate/calibrate.cpp:
+fit_collective), for `profile --collective`: an all-reduce of b bytes on W
+ranks takes launch + 2(W-1) latency + 2(W-1)/W b / bandwidth, fitted by least
+squares on relative error. A parameter that comes out negative is fixed at 0
+and the rest refitted; with one world size above 1 the launch overhead
+cannot be told from the latency and is fixed at 0. tests/torch_ddp.py checks
+that this fit and ddpsim calibrate's agree on the same sweep.
+"""
+import json
+
+
+class FitError(Exception):
+    pass
+
+
+def _solve(a, b):
+    """Least squares a x = b by the normal equations (2 or 3 unknowns, Gaussian elimination)."""
+    n = len(a[0])
+    m = [[sum(r[i] * r[j] for r in a) for j in range(n)] + [sum(r[i] * y for r, y in zip(a, b))] for i in range(n)]
+    for c in range(n):
+        p = max(range(c, n), key=lambda r: abs(m[r][c]))
+        m[c], m[p] = m[p], m[c]
+        if m[c][c] == 0:
+            raise FitError("the sweep cannot separate the fitted terms (all sizes equal?)")
+        for r in range(n):
+            if r != c:
+                f = m[r][c] / m[c][c]
+                m[r] = [x - f * y for x, y in zip(m[r], m[c])]
+    return [m[i][n] / m[i][i] for i in range(n)]
+
+
+def fit_sweep(path):
+    """{'launch_overhead_us', 'latency_us', 'bandwidth_GBps', 'points', 'notes', 'world_sizes'} of a sweep file."""
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    world = int(doc["world_size"])
+    points = [(world, int(r["bytes"]), float(r["time_us"])) for r in doc["sweep"]]
+    if world < 2:
+        raise FitError(f"{path}: a sweep at W = {world}; latency and bandwidth need W >= 2")
+    notes = [f"one world size (W = {world}): launch overhead fixed at 0"]
+    free = [False, True, True]  # launch, latency, per-byte
+    x = [0.0, 0.0, 0.0]
+    for _ in range(3):
+        cols = [c for c in range(3) if free[c]]
+        rows = []
+        for w, b, t in points:
+            steps = 2.0 * (w - 1)
+            full = (1.0, steps, steps / w * b)
+            rows.append([full[c] / t for c in cols])
+        solved = _solve(rows, [1.0] * len(rows))
+        x = [0.0, 0.0, 0.0]
+        for c, v in zip(cols, solved):
+            x[c] = v
+        negative = [c for c in (0, 1) if free[c] and x[c] < 0]
+        for c in negative:
+            free[c] = False
+            notes.append(f"the {'launch overhead' if c == 0 else 'latency'} came out negative: fixed at 0")
+        if not negative:
+            break
+    if not x[2] > 0:
+        raise FitError(f"{path}: the fitted time per byte is not positive: the sweep does not grow with size")
+    return {"launch_overhead_us": x[0], "latency_us": x[1], "bandwidth_GBps": 1e-3 / x[2], "points": len(points),
+            "notes": notes, "transport": doc.get("transport", ""), "world_size": world}
