@@ -23,8 +23,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RECIPES = ["mlp", "cnn", "transformer", "embedding"]
 
 
+# glibc serves the buffers of DDP's 25 MiB buckets and the gradients by mmap
+# and, its threshold moving with the history of frees, sometimes returns them
+# to the kernel each step: every step then faults them in again, and the same
+# run takes 25 or 130 ms a backward (ResNet-18 here). Fixed thresholds keep
+# the heap: profile and measure, the predicted and the real job, run alike.
+STABLE_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
+
+
 def tool(args):
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), **STABLE_MALLOC)
     subprocess.run([sys.executable, "-m", "ddpsim_torch"] + args, check=True, env=env, stdout=subprocess.DEVNULL)
 
 
@@ -55,7 +63,10 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     start = time.monotonic()
     sweep = os.path.join(a.work, "sweep_w2.json")
-    tool(["sweep", "--world-size", "2", "--max-bytes", str(16 << 20), "--out", sweep])
+    # The sizes DDP's buckets have here (340 KB to 29 MB): below 64 KiB a gloo call on this machine is
+    # scheduling noise (0.4 to 4 ms), which the fit's relative errors would weigh as much as the buckets.
+    tool(["sweep", "--world-size", "2", "--min-bytes", str(64 << 10), "--max-bytes", str(32 << 20),
+          "--iters", "10", "--out", sweep])
     rows = []
     for name in a.recipes.split(","):
         recipe = os.path.join(ROOT, "python", "recipes", name + ".py")
