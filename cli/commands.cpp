@@ -358,6 +358,7 @@ int validate_cmd(const ValidateOptions& o) {
   for (const std::string& prefix : o.measured) measured.push_back(ddpsim::validate::read_measured(prefix, scenario.job.warmup_iterations));
   const auto rows = ddpsim::validate::compare(scenario, measured);
   fmt::print("{}", ddpsim::validate::validation_table(rows));
+  fmt::print("{}", ddpsim::validate::ready_order_report(scenario, measured));
   if (!o.report.empty()) {
     std::filesystem::create_directories(o.report);
     write_file(o.report + "/report.md", ddpsim::validate::validation_markdown(scenario, rows));

@@ -113,6 +113,9 @@ RankLog read_log(const Json& j) {
       out.layers.push_back({l.at("name").get<std::string>(), l.at("params").get<std::vector<std::string>>()});
     }
   }
+  if (j.contains("gradient_ready_order")) {
+    out.gradient_ready_order = j.at("gradient_ready_order").get<std::vector<std::string>>();
+  }
   read_if(j, "batch_size", out.batch_size);
   read_if(j, "resumed_from_step", out.resumed_from_step);
   if (j.contains("epochs")) {
@@ -218,6 +221,7 @@ std::string to_json(const RankLog& log) {
     for (const MeasuredLayer& l : log.layers) layers.push_back({{"name", l.name}, {"params", l.params}});
     j["layers"] = std::move(layers);
   }
+  if (!log.gradient_ready_order.empty()) j["gradient_ready_order"] = log.gradient_ready_order;
   j["batch_size"] = log.batch_size;
   j["resumed_from_step"] = log.resumed_from_step;
   Ordered epochs = Ordered::array();

@@ -73,6 +73,9 @@ struct RankLog {
     std::vector<std::int64_t> bucket_bytes;
   } sizes;
   std::vector<MeasuredLayer> layers;  ///< with per-layer times only (CPU runs); absent before they were written
+  /// The order DDP saw gradients become ready, as parameter names (ddpsim_torch measure:
+  /// the Reducer's prev_iteration_grad_ready_order_indices); empty when not recorded.
+  std::vector<std::string> gradient_ready_order;
   int batch_size = 0;
   std::int64_t resumed_from_step = -1;
   std::vector<MeasuredEpoch> epochs;

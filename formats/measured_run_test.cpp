@@ -44,6 +44,17 @@ TEST_CASE("ddpsim-real's files read back and write out byte for byte (an H200 ru
   CHECK(formats::to_json(sweep) == slurp(sweep_path));
 }
 
+TEST_CASE("ddpsim_torch measure's log: the ready order DDP saw reads back, and the file writes out again") {
+  const std::string path = std::string(DDPSIM_MEASURED_DIR) + "/torch_mlp_w2.rank0.json";
+  const formats::RankLog log = formats::read_rank_log(path);
+  CHECK(log.gradient_ready_order ==
+        std::vector<std::string>{"4.bias", "4.weight", "2.bias", "2.weight", "0.bias", "0.weight"});
+  const formats::RankLog again = formats::read_rank_log(write_temp("torch.rank0.json", formats::to_json(log)));
+  CHECK(again.gradient_ready_order == log.gradient_ready_order);
+  // ddpsim-real's logs have none.
+  CHECK(formats::read_rank_log(std::string(DDPSIM_MEASURED_DIR) + "/skew_w2.rank0.json").gradient_ready_order.empty());
+}
+
 TEST_CASE("fields later versions added are optional, and asking for an absent one names it") {
   const std::string path = std::string(DDPSIM_MEASURED_DIR) + "/skew_w2.rank0.json";
   const formats::RankLog log = formats::read_rank_log(path);

@@ -41,6 +41,9 @@ def validate_row(ddpsim, scenario, prefix):
     out = subprocess.run([ddpsim, "validate", "--scenario", scenario, "--measured", prefix], check=True,
                          capture_output=True, text=True).stdout
     for line in out.splitlines():
+        if line.startswith("ready order:"):
+            print(line)  # whether real DDP's order is the profiled one
+    for line in out.splitlines():
         f = line.split()
         if f and f[0] == "2":
             return float(f[1]), float(f[3]), float(f[4].rstrip("%")), float(f[6].rstrip("%"))

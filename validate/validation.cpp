@@ -92,6 +92,7 @@ Measured read_measured(const std::string& prefix, int warmup) {
   m.host = r0.host;
   m.device = r0.device;
   m.transport = r0.transport;
+  m.ready_order = r0.gradient_ready_order;
   std::vector<double> steps;
   StepSums sums;
   try {
@@ -121,6 +122,28 @@ Measured read_measured(const std::string& prefix, int warmup) {
   m.exposed_comm_ms = std::max(0.0, sums.exposed / sums.samples - m.wait_ms);
   m.data_ms = sums.data / sums.samples;
   return m;
+}
+
+std::string ready_order_report(const scenarios::Scenario& scenario, const std::vector<Measured>& measured) {
+  const models::ModelSpec& model = scenario.job.model;
+  std::vector<std::string> predicted;
+  for (int p : model.ready_order) predicted.push_back(model.parameters[static_cast<std::size_t>(p)].name);
+  std::string out;
+  for (const Measured& m : measured) {
+    if (m.ready_order.empty()) continue;
+    out += fmt::format("ready order: {} (W = {}): ", m.prefix, m.world_size);
+    const auto [mine, theirs] = std::mismatch(m.ready_order.begin(), m.ready_order.end(), predicted.begin(), predicted.end());
+    if (mine == m.ready_order.end() && theirs == predicted.end()) {
+      out += fmt::format("the scenario's, {} parameters\n", predicted.size());
+    } else if (m.ready_order.size() != predicted.size()) {
+      out += fmt::format("DDP saw {} parameters become ready, the scenario orders {}\n", m.ready_order.size(), predicted.size());
+    } else {
+      out += fmt::format("differs from the scenario's at position {} of {}: measured '{}', scenario '{}' (buckets and "
+                         "overlap were predicted for the scenario's order)\n",
+                         mine - m.ready_order.begin(), predicted.size(), *mine, *theirs);
+    }
+  }
+  return out;
 }
 
 std::vector<ValidationRow> compare(const scenarios::Scenario& scenario, const std::vector<Measured>& measured) {

@@ -39,10 +39,16 @@ struct Measured {
   double wait_ms = 0;         ///< gap to the last rank's end of backward (one host's clock)
   double data_ms = 0;
   std::string host, device, transport;
+  std::vector<std::string> ready_order;  ///< rank 0's gradient_ready_order, when recorded
 };
 /// Reads PREFIX.rank<r>.json for every rank; the first `warmup` iterations
 /// are left out. Throws scenarios::InputError naming the file.
 Measured read_measured(const std::string& prefix, int warmup);
+
+/// One line per measured run that recorded DDP's gradient-ready order: whether
+/// it is the scenario's `model.gradient_ready_order`, else the first position
+/// where they part (the buckets and overlap were predicted for the scenario's).
+std::string ready_order_report(const scenarios::Scenario& scenario, const std::vector<Measured>& measured);
 
 struct Component {
   double predicted_ms = 0;
