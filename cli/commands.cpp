@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -24,6 +25,7 @@
 #include "scenarios/scenario.hpp"
 #include "sim/chrome_trace.hpp"
 #include "validate/calibrate.hpp"
+#include "validate/trace_import.hpp"
 #include "validate/validation.hpp"
 
 namespace {
@@ -375,6 +377,25 @@ int validate_cmd(const ValidateOptions& o) {
   return 0;
 }
 
+// ddpsim import-trace: the scenario with the times of a torch.profiler trace.
+int import_trace(const std::string& trace_path, const std::string& scenario_path, const std::string& out) {
+  const ddpsim::scenarios::Scenario scenario = ddpsim::scenarios::load_scenario(scenario_path);
+  const ddpsim::validate::Trace trace = ddpsim::validate::read_trace(trace_path);
+  const ddpsim::validate::TraceSummary summary = ddpsim::validate::summarize(trace);
+  std::ifstream in(scenario_path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  write_file(out, ddpsim::validate::import_into_scenario(scenario, text, trace, summary));
+  fmt::print("import-trace: {} ({} format), {} step(s) by {}: forward {:.3f} ms, backward {:.3f} ms, optimizer {:.3f} ms, "
+             "{} gradients{}; wrote {}\n",
+             trace_path, trace.format, summary.steps, summary.delimiter, summary.forward_ms, summary.backward_ms,
+             summary.optimizer_ms, summary.ready_ms.size(),
+             summary.allreduce_ms.empty() ? "" : fmt::format(", {} {} a step", summary.allreduce_ms.size(), summary.allreduce_name),
+             out);
+  // What was written must load: a scenario the trace made unreadable is this command's bug.
+  (void)ddpsim::scenarios::load_scenario(out);
+  return 0;
+}
+
 int check(const std::string& path) {
   const auto scenario = ddpsim::scenarios::load_scenario(path);
   fmt::print("{}: ok ({} world size(s), {} iterations)\n", path, scenario.world_sizes.size(),
@@ -469,6 +490,12 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   validate_app->add_option("--report", vo.report, "Write report.md and step_time.svg into this folder");
 
+  std::string trace_path, trace_scenario, trace_out;
+  CLI::App* trace_cmd = app.add_subcommand("import-trace", "Rewrite a scenario with the times of a torch.profiler Chrome trace");
+  trace_cmd->add_option("trace", trace_path, "The trace (prof.export_chrome_trace), legacy or Kineto JSON")->required();
+  trace_cmd->add_option("--scenario", trace_scenario, "The scenario to take the model from (e.g. ddpsim_torch profile's)")->required();
+  trace_cmd->add_option("--out", trace_out, "The scenario to write")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -489,6 +516,7 @@ int main(int argc, char** argv) {
     if (*sampler_cmd) return sampler(so);
     if (*validate_app) return validate_cmd(vo);
     if (*calibrate_cmd) return calibrate(co);
+    if (*trace_cmd) return import_trace(trace_path, trace_scenario, trace_out);
   } catch (const InputError& e) {
     fmt::print(stderr, "ddpsim: error: {}\n", e.what());
     return 2;

@@ -1,0 +1,291 @@
+// Reading torch.profiler Chrome traces and summarising a DDP job's steps
+// (validate/trace_import.hpp).
+
+#include "validate/trace_import.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "scenarios/input_error.hpp"
+
+namespace ddpsim::validate {
+namespace {
+
+using Json = nlohmann::json;
+using scenarios::InputError;
+using scenarios::Location;
+
+Location at_offset(const std::string& text, std::size_t offset, const std::string& file) {
+  offset = std::min(offset, text.size());
+  int line = 1, column = 1;
+  for (std::size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {file, line, column};
+}
+
+// Byte offset of element `k` of the event array (the top-level array, or
+// the top-level object's "traceEvents"); text.size() when not found. Run
+// only to locate an error, so a plain scan.
+std::size_t event_offset(const std::string& text, std::size_t k) {
+  const bool legacy = text.find_first_not_of(" \n\r\t") < text.size() && text[text.find_first_not_of(" \n\r\t")] == '[';
+  int depth = 0, events_depth = -1;
+  bool in_string = false, escaped = false, expecting = false;
+  std::size_t element = 0, string_start = 0;
+  std::string last_key;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+        if (depth == 1) last_key = text.substr(string_start + 1, i - string_start - 1);
+      }
+      continue;
+    }
+    const bool blank = c == ' ' || c == '\n' || c == '\r' || c == '\t';
+    if (depth == events_depth && expecting && !blank && c != ']') {
+      if (element++ == k) return i;
+      expecting = false;
+    }
+    if (c == '"') {
+      in_string = true;
+      string_start = i;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+      if (c == '[' && events_depth == -1 && ((legacy && depth == 1) || (!legacy && depth == 2 && last_key == "traceEvents"))) {
+        events_depth = depth;
+        expecting = true;
+      }
+    } else if (c == ']' || c == '}') {
+      if (depth == events_depth) events_depth = -2;  // past the array
+      --depth;
+    } else if (c == ',' && depth == events_depth) {
+      expecting = true;
+    }
+  }
+  return text.size();
+}
+
+std::optional<std::int64_t> integer_arg(const Json& args, const char* key) {
+  if (!args.contains(key)) return std::nullopt;
+  const Json& v = args.at(key);
+  if (!v.is_number_integer()) throw std::invalid_argument(fmt::format("args.{}", key));
+  return v.get<std::int64_t>();
+}
+
+std::vector<std::vector<std::int64_t>> dims_arg(const Json& args) {
+  std::vector<std::vector<std::int64_t>> out;
+  if (!args.contains("Input Dims")) return out;
+  const Json& dims = args.at("Input Dims");
+  if (!dims.is_array()) throw std::invalid_argument("args.Input Dims");
+  for (const Json& d : dims) {
+    std::vector<std::int64_t> shape;
+    if (!d.is_array()) throw std::invalid_argument("args.Input Dims");
+    for (const Json& n : d) {
+      if (!n.is_number_integer()) throw std::invalid_argument("args.Input Dims");
+      shape.push_back(n.get<std::int64_t>());
+    }
+    out.push_back(std::move(shape));
+  }
+  return out;
+}
+
+std::string id_text(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// One complete event; std::invalid_argument naming the key that is wrong.
+TraceEvent read_event(const Json& e) {
+  TraceEvent out;
+  if (!e.contains("name") || !e.at("name").is_string()) throw std::invalid_argument("name");
+  out.name = e.at("name").get<std::string>();
+  for (const auto& [key, value] : {std::pair{"ts", &out.ts_us}, std::pair{"dur", &out.dur_us}}) {
+    if (!e.contains(key) || !e.at(key).is_number()) throw std::invalid_argument(key);
+    *value = e.at(key).get<double>();
+  }
+  if (out.dur_us < 0) throw std::invalid_argument("dur");
+  out.thread = (e.contains("pid") ? id_text(e.at("pid")) : "") + "/" + (e.contains("tid") ? id_text(e.at("tid")) : "");
+  if (e.contains("args")) {
+    const Json& args = e.at("args");
+    if (!args.is_object()) throw std::invalid_argument("args");
+    out.sequence = integer_arg(args, "Sequence number");
+    out.forward_thread = integer_arg(args, "Fwd thread id");
+    out.message_elements = integer_arg(args, "In msg nelems");
+    out.input_dims = dims_arg(args);
+  }
+  return out;
+}
+
+}  // namespace
+
+Trace parse_trace(const std::string& text, const std::string& file) {
+  Json doc;
+  try {
+    doc = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    throw InputError(at_offset(text, e.byte > 0 ? e.byte - 1 : 0, file), "", "",
+                     "expected a Chrome trace (JSON): " + std::string(e.what()));
+  }
+  Trace trace;
+  trace.file = file;
+  const Json* events = nullptr;
+  if (doc.is_array()) {
+    trace.format = "legacy autograd profiler";
+    events = &doc;
+  } else if (doc.is_object() && doc.contains("traceEvents") && doc.at("traceEvents").is_array()) {
+    trace.format = "kineto";
+    events = &doc.at("traceEvents");
+  } else {
+    throw InputError({file, 1, 1}, "traceEvents", "", "expected a Chrome trace: an array of events, or an object with a 'traceEvents' array");
+  }
+  for (std::size_t k = 0; k < events->size(); ++k) {
+    const Json& e = (*events)[k];
+    if (!e.is_object()) throw InputError(at_offset(text, event_offset(text, k), file), "traceEvents", e.dump().substr(0, 40), "expected an event object");
+    if (!e.contains("ph") || e.at("ph") != "X") continue;  // metadata, instants, flows, counters
+    try {
+      trace.events.push_back(read_event(e));
+    } catch (const std::invalid_argument& bad) {
+      const std::string key = bad.what();
+      const std::string value = e.contains(key) ? e.at(key).dump().substr(0, 40) : (key.rfind("args", 0) == 0 ? "" : "(missing)");
+      throw InputError(at_offset(text, event_offset(text, k), file), key, value,
+                       key == "ts" || key == "dur" ? "expected a number of microseconds (dur >= 0)"
+                       : key == "name"             ? "the event's name, a string"
+                                                   : "expected integers (Input Dims: lists of integers)");
+    }
+  }
+  return trace;
+}
+
+Trace read_trace(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError({path, 0, 0}, "", "", "expected a readable Chrome trace (cannot open the file)");
+  std::stringstream s;
+  s << in.rdbuf();
+  return parse_trace(s.str(), path);
+}
+
+namespace {
+
+bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// What one step [from, to) holds, in microseconds.
+struct Step {
+  double forward = 0, backward = 0, optimizer = 0;
+  std::vector<double> ready;
+  std::vector<std::vector<std::int64_t>> shapes;
+  std::vector<double> allreduce;
+  std::vector<std::int64_t> elements;
+  std::string reduce_name;
+};
+
+std::int64_t elements_of(const TraceEvent& e) {
+  if (e.message_elements) return *e.message_elements;
+  if (e.input_dims.empty() || e.input_dims.front().empty()) return -1;
+  std::int64_t n = 1;
+  for (std::int64_t d : e.input_dims.front()) n *= d;
+  return n;
+}
+
+Step read_step(const Trace& trace, double from, double to, int index) {
+  Step step;
+  double backward_start = std::numeric_limits<double>::infinity();
+  std::vector<const TraceEvent*> accumulate, reduce, enqueue;
+  for (const TraceEvent& e : trace.events) {
+    if (e.ts_us < from || e.ts_us >= to) continue;
+    if (starts_with(e.name, "autograd::engine::evaluate_function: ")) backward_start = std::min(backward_start, e.ts_us);
+    if (e.name == "torch::autograd::AccumulateGrad") accumulate.push_back(&e);
+    if (starts_with(e.name, "Optimizer.step#") || starts_with(e.name, "Optimizer.zero_grad#")) step.optimizer += e.dur_us;
+    if (e.name == "gloo:all_reduce" || e.name == "nccl:all_reduce") reduce.push_back(&e);
+    if (e.name == "c10d::allreduce_") enqueue.push_back(&e);
+  }
+  if (accumulate.empty()) {
+    throw InputError({trace.file, 0, 0}, "traceEvents", fmt::format("step {}", index),
+                     "expected a backward in every step (no torch::autograd::AccumulateGrad event between this step's start "
+                     "and the next's)");
+  }
+  std::stable_sort(accumulate.begin(), accumulate.end(), [](auto* a, auto* b) { return a->ts_us < b->ts_us; });
+  backward_start = std::min(backward_start, accumulate.front()->ts_us);
+  step.forward = backward_start - from;
+  for (const TraceEvent* a : accumulate) {
+    step.ready.push_back(a->ts_us + a->dur_us - backward_start);
+    if (!a->input_dims.empty()) step.shapes.push_back(a->input_dims.front());
+  }
+  step.backward = step.ready.back();
+  for (const TraceEvent* r : reduce.empty() ? enqueue : reduce) {
+    step.reduce_name = r->name;
+    step.allreduce.push_back(r->dur_us);
+    step.elements.push_back(elements_of(*r));
+  }
+  return step;
+}
+
+}  // namespace
+
+TraceSummary summarize(const Trace& trace) {
+  TraceSummary out;
+  std::vector<double> starts;
+  for (const TraceEvent& e : trace.events) {
+    if (starts_with(e.name, "ProfilerStep#")) starts.push_back(e.ts_us);
+  }
+  out.delimiter = "ProfilerStep#N";
+  if (starts.empty()) {
+    out.delimiter = "DistributedDataParallel.forward";
+    for (const TraceEvent& e : trace.events) {
+      if (e.name == "DistributedDataParallel.forward") starts.push_back(e.ts_us);
+    }
+  }
+  if (starts.empty()) {
+    throw InputError({trace.file, 0, 0}, "traceEvents", "", "expected step markers: ProfilerStep#N (torch.profiler with a schedule) "
+                     "or DistributedDataParallel.forward (a DDP model)");
+  }
+  std::sort(starts.begin(), starts.end());
+  std::vector<Step> steps;
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    const double to = i + 1 < starts.size() ? starts[i + 1] : std::numeric_limits<double>::infinity();
+    steps.push_back(read_step(trace, starts[i], to, static_cast<int>(i)));
+    if (steps.back().ready.size() != steps.front().ready.size()) {
+      throw InputError({trace.file, 0, 0}, "traceEvents", fmt::format("step {}: {} AccumulateGrad events", i, steps.back().ready.size()),
+                       fmt::format("expected as many as step 0 ({}): the same gradients every step", steps.front().ready.size()));
+    }
+  }
+  out.steps = static_cast<int>(steps.size());
+  const auto med = [&](auto field) {
+    std::vector<double> v;
+    for (const Step& s : steps) v.push_back(field(s) / 1e3);
+    return median(v);
+  };
+  out.forward_ms = med([](const Step& s) { return s.forward; });
+  out.backward_ms = med([](const Step& s) { return s.backward; });
+  out.optimizer_ms = med([](const Step& s) { return s.optimizer; });
+  for (std::size_t j = 0; j < steps.front().ready.size(); ++j) {
+    out.ready_ms.push_back(med([j](const Step& s) { return s.ready[j]; }));
+  }
+  out.ready_shapes = steps.front().shapes;
+  const Step& last = steps.back();  // the first may hold DDP's bucket rebuild
+  out.allreduce_name = last.reduce_name;
+  for (std::size_t b = 0; b < last.allreduce.size(); ++b) {
+    out.allreduce_ms.push_back(last.allreduce[b] / 1e3);
+    out.allreduce_elements.push_back(last.elements[b]);
+  }
+  return out;
+}
+
+}  // namespace ddpsim::validate

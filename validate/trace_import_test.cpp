@@ -1,0 +1,88 @@
+#include "validate/trace_import.hpp"
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "scenarios/input_error.hpp"
+#include "scenarios/scenario.hpp"
+
+using namespace ddpsim;
+
+namespace {
+
+const std::string kDir = DDPSIM_TRACES_DIR;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    (void)validate::summarize(validate::parse_trace(text, "t.json"));
+  } catch (const scenarios::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a torch 2.x Kineto trace: steps, backward from the AccumulateGrad ends, the ready order from their shapes") {
+  const validate::Trace trace = validate::read_trace(kDir + "/tiny_kineto2x.json");
+  CHECK(trace.format == "kineto");
+  const validate::TraceSummary s = validate::summarize(trace);
+  // The fixture's timestamps (tests/traces/tiny_kineto2x.json), step 0 at 1000.0 us:
+  // first backward node 1300.5, AccumulateGrad ends 1375.5, 1384.5, 1500, 1510;
+  // optimizer 100 + 20 us in step 0, 110 + 20 in step 1.
+  CHECK(s.steps == 2);
+  CHECK(s.delimiter == "ProfilerStep#N");
+  CHECK(s.forward_ms == doctest::Approx(0.3005));
+  CHECK(s.backward_ms == doctest::Approx(0.2095));
+  CHECK(s.optimizer_ms == doctest::Approx(0.125));
+  CHECK(s.ready_ms == std::vector<double>{0.075, 0.084, 0.1995, 0.2095});
+  CHECK(s.allreduce_name == "nccl:all_reduce");
+  CHECK(s.allreduce_elements == std::vector<std::int64_t>{8, 15});
+
+  const scenarios::Scenario before = scenarios::load_scenario(kDir + "/tiny.yaml");
+  const std::string written = validate::import_into_scenario(before, slurp(kDir + "/tiny.yaml"), trace, s);
+  const scenarios::Scenario after = scenarios::parse_scenario(written, "imported.yaml");
+  // AccumulateGrad shapes [2,3], [2], [3,4], [3]: 1.weight, 1.bias, 0.weight, 0.bias.
+  CHECK(after.job.model.ready_order == std::vector<int>{2, 3, 0, 1});
+  // Layer "1" ready at 0.084 ms, layer "0" 0.1255 ms later; forward 0.3005 split 1:1 as before.
+  CHECK(after.job.model.backward_total().ms() == doctest::Approx(0.2095));
+  CHECK(after.job.model.forward_total().ms() == doctest::Approx(0.3005));
+  CHECK(after.job.model.optimizer.ms() == doctest::Approx(0.125));
+  CHECK(written.find("layer's backward_ms") != std::string::npos);
+}
+
+TEST_CASE("Debian's torch 1.13 (no Kineto): the legacy array, delimited by DDP's forward") {
+  const validate::Trace trace = validate::read_trace(kDir + "/mlp_torch113_cpu.json");
+  CHECK(trace.format == "legacy autograd profiler");
+  const validate::TraceSummary s = validate::summarize(trace);
+  CHECK(s.steps == 2);
+  CHECK(s.delimiter == "DistributedDataParallel.forward");
+  CHECK(s.ready_ms.size() == 6);
+  CHECK(s.ready_shapes.empty());
+  CHECK(s.allreduce_name == "gloo:all_reduce");
+  CHECK(s.backward_ms == doctest::Approx(s.ready_ms.back()));
+  const scenarios::Scenario mlp = scenarios::load_scenario(kDir + "/mlp.yaml");
+  const scenarios::Scenario after =
+      scenarios::parse_scenario(validate::import_into_scenario(mlp, slurp(kDir + "/mlp.yaml"), trace, s), "x.yaml");
+  CHECK(after.job.model.ready_order == mlp.job.model.ready_order);  // no shapes: the scenario's order
+  CHECK(after.job.model.backward_total().ms() == doctest::Approx(s.backward_ms).epsilon(1e-5));
+}
+
+TEST_CASE("malformed traces: located errors") {
+  CHECK(error_of("[{\"name\": \"a\", \"ph\": \"X\", \"ts\": 1,\n  \"dur\": }]").find("t.json:2:10: expected a Chrome trace (JSON)") == 0);
+  CHECK(error_of("[{\"name\": \"a\", \"ph\": \"X\", \"ts\": 1, \"dur\": 2},\n {\"name\": \"b\", \"ph\": \"X\", \"ts\": 1, \"dur\": -2}]")
+            .find("t.json:2:2: key 'dur': value -2: expected a number of microseconds") == 0);
+  CHECK(error_of("{\"traceEvents\": [\n 7]}").find("t.json:2:2: key 'traceEvents': value 7: expected an event object") == 0);
+  CHECK(error_of("{\"events\": []}").find("expected a Chrome trace: an array of events") != std::string::npos);
+  CHECK(error_of("[{\"name\": \"DistributedDataParallel.forward\", \"ph\": \"X\", \"ts\": 1, \"dur\": 2}]")
+            .find("expected a backward in every step") != std::string::npos);
+}
