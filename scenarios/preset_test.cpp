@@ -36,6 +36,8 @@ TEST_CASE("preset parameter totals are PyTorch's") {
     std::size_t tensors;
   };
   for (const Case& c : {Case{"resnet18", 11'689'512, 62}, Case{"resnet50", 25'557'032, 161},
+                        Case{"resnet101", 44'549'160, 314}, Case{"resnext50_32x4d", 25'028'904, 161},
+                        Case{"resnext101_32x8d", 88'791'336, 314},
                         Case{"bert-base", 109'482'240, 199}, Case{"gpt2-small", 124'439'808, 148},
                         Case{"linear-8-1", 9, 2}}) {
     CAPTURE(c.name);
@@ -44,7 +46,7 @@ TEST_CASE("preset parameter totals are PyTorch's") {
     CHECK(s.job.model.parameters.size() == c.tensors);
     CHECK(s.job.model.ready_order.size() == c.tensors);
   }
-  CHECK(models::preset_names().size() == 5);
+  CHECK(models::preset_names().size() == 8);
 }
 
 TEST_CASE("ResNet-18 buckets: the public test vector (pytorch/pytorch#48880)") {
@@ -92,6 +94,6 @@ TEST_CASE("an unknown preset is an error listing the presets") {
     FAIL("no error");
   } catch (const scenarios::InputError& e) {
     CHECK(std::string(e.what()).find("key 'model.preset': value 'resnet51': expected one of: bert-base, gpt2-small, "
-                                     "linear-8-1, resnet18, resnet50") != std::string::npos);
+                                     "linear-8-1, resnet101, resnet18, resnet50, resnext101_32x8d, resnext50_32x4d") != std::string::npos);
   }
 }

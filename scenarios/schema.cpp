@@ -40,7 +40,7 @@ const std::vector<Key> kScenario = {
      "each epoch's loop runs inside `torch.distributed.algorithms.Join`"},
     {"model", T::kMapping, "", "", kReq,
      "exactly one of `preset`, `parameters`, `gradient_bytes`, with whole-model times or `layers`"},
-    {"model.preset", T::kChoice, "", "bert-base, gpt2-small, linear-8-1, resnet18, resnet50",
+    {"model.preset", T::kChoice, "", "bert-base, gpt2-small, linear-8-1, resnet101, resnet18, resnet50, resnext101_32x8d, resnext50_32x4d",
      "one of preset, parameters, gradient_bytes is **required**",
      "parameters, ready order and buffers from `models/presets/`"},
     {"model.parameters", T::kList, "", "", "",

@@ -7,7 +7,8 @@ Needs Debian's python3-torch (1.13) and python3-torchvision, nothing else;
 ddpsim itself never runs Python. Re-run after changing a model definition:
     /usr/bin/python3 scripts/extract_presets.py
 
-ResNets come from torchvision. BERT-base and GPT-2 small are re-declared
+ResNets and ResNeXts come from torchvision; the ready order is measured as
+`python3 -m ddpsim_torch profile` measures it (ddpsim_torch.profile). BERT-base and GPT-2 small are re-declared
 here with Hugging Face transformers' module names, shapes and data flow
 (BertModel with pooler; GPT2LMHeadModel with lm_head tied to wte), since
 Debian ships no transformers package.
@@ -20,6 +21,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 import torchvision
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from ddpsim_torch import profile  # noqa: E402  (the ready order as profile measures it)
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "presets")
 
@@ -229,19 +233,10 @@ class GPT2LMHeadModel(nn.Module):
 
 
 def ready_order(model, loss_fn):
-    """Order in which AccumulateGrad post-hooks fire: the hooks DDP's Reducer uses."""
-    model.train()
-    names = {}
-    for name, p in model.named_parameters():
-        names.setdefault(id(p), name)
-    order, keep = [], []
-    for name, p in model.named_parameters():
-        acc = p.expand_as(p).grad_fn.next_functions[0][0]
-        acc.register_hook(lambda *_, n=name: order.append(n))
-        keep.append(acc)
+    """Order in which AccumulateGrad post-hooks fire (the hooks DDP's Reducer uses), as
+    `python3 -m ddpsim_torch profile` measures it."""
     torch.manual_seed(0)
-    loss_fn(model).backward()
-    return order
+    return profile.gradient_ready_order(model, lambda m: loss_fn(m).backward())
 
 
 def write(name, model, loss_fn, source):
@@ -281,6 +276,8 @@ def main():
         m(torch.randint(0, vocab, (2, 16)))))
     write("resnet18", torchvision.models.resnet18(), image, "torchvision.models.resnet18()")
     write("resnet50", torchvision.models.resnet50(), image, "torchvision.models.resnet50()")
+    for name in ("resnet101", "resnext50_32x4d", "resnext101_32x8d"):  # PyTorch's V100 DDP benchmark
+        write(name, getattr(torchvision.models, name)(), image, f"torchvision.models.{name}()")
     write("bert-base", BertModel(), tokens(30522),
           "BERT-base with pooler: transformers BertModel names and data flow; loss = sum(sequence) + sum(pooled)")
     write("gpt2-small", GPT2LMHeadModel(), tokens(50257),

@@ -40,6 +40,7 @@ class _Hooks:
         self.handles, self.accumulators = [], []
         self.forward_end = {}  # owner name -> ns
         self.ready = {}  # parameter index -> ns
+        self.sequence = []  # parameter indices in the order their hooks fired
         self.owners = [(name, m) for name, m in model.named_modules() if any(True for _ in m.parameters(recurse=False))]
         for name, m in self.owners:
             self.handles.append(m.register_forward_hook(self._forward_done(name)))
@@ -60,12 +61,33 @@ class _Hooks:
 
     def _ready(self, index):
         def hook(*_):
-            self.ready.setdefault(index, time.perf_counter_ns())
+            if index not in self.ready:
+                self.ready[index] = time.perf_counter_ns()
+                self.sequence.append(index)
         return hook
 
     def clear(self):
         self.forward_end.clear()
         self.ready.clear()
+        self.sequence.clear()
+
+    def remove(self):
+        """Removes what can be removed (1.13's accumulator hooks cannot: they stay, recording nothing)."""
+        for h in self.handles:
+            h.remove()
+        self.clear()
+
+
+def gradient_ready_order(model, backward):
+    """Parameter names in the order DDP's Reducer sees their gradients become ready, from one call of
+    backward(model) (which runs forward and backward once)."""
+    model.train()
+    params = list(model.named_parameters())
+    hooks = _Hooks(model, params)
+    backward(model)
+    order = [params[i][0] for i in hooks.sequence]
+    hooks.remove()
+    return order
 
 
 def _attribute(start, marks, end):
@@ -108,7 +130,7 @@ def measure(built, steps, warmup):
         marks = sorted(hooks.forward_end.items(), key=lambda kv: kv[1])
         for name, ns in _attribute(t0, marks, t1):
             fwd.setdefault(name, []).append(ns)
-        order = sorted(hooks.ready.items(), key=lambda kv: kv[1])
+        order = [(i, hooks.ready[i]) for i in hooks.sequence]  # the order the hooks fired
         orders.append([i for i, _ in order])
         # Backward per owner: its last gradient's readiness, in ready order.
         last = {}
@@ -119,8 +141,7 @@ def measure(built, steps, warmup):
         opt.append(t3 - t2)
         total_fwd.append(t1 - t0)
         total_bwd.append(t2 - t1)
-    for h in hooks.handles:
-        h.remove()
+    hooks.remove()
     return {
         "params": params,
         "buffers": list(model.named_buffers()),
