@@ -221,6 +221,25 @@ TEST_CASE("ddp.bucket_copy_GBps: copy-in at each hook, copy-out after each bucke
   CHECK(*exec::simulate_ddp(four_buckets(1), 2, 0).step_ms == doctest::Approx(63));
 }
 
+TEST_CASE("contention.compute_slowdown: backward slows while a bucket's all-reduce is in flight") {
+  auto job = four_buckets(1);
+  job.compute_slowdown = 1;  // half speed beside a collective
+  // Bucket 0's all-reduce (30..31) halves the speed of the next backward piece
+  // for 1 ms: it ends at 40.5; likewise 50.5 + 0.5 = 51 and 61.5. The last
+  // bucket (61.5..62.5) overlaps no compute: the optimizer follows it, 64.5.
+  exec::ExecutionPolicy per_rank;
+  per_rank.fast_path = false;
+  for (const exec::ExecutionPolicy& policy : {exec::ExecutionPolicy{}, per_rank}) {
+    const auto r = exec::simulate_ddp(job, 2, 0, policy);
+    CHECK(*r.step_ms == doctest::Approx(64.5));
+    CHECK(r.ranks[1].backward_compute_ms == doctest::Approx(41.5));
+  }
+  // One rank: nothing to wait for, nothing in flight for long; zero: as before.
+  CHECK(*exec::simulate_ddp(job, 1, 0).step_ms == doctest::Approx(62));
+  job.compute_slowdown = 0;
+  CHECK(*exec::simulate_ddp(job, 2, 0).step_ms == doctest::Approx(63));
+}
+
 TEST_CASE("unused parameters without find_unused_parameters: PyTorch's error at the next forward") {
   auto job = four_buckets(1);
   job.ddp.unused_parameters = {1, 2};

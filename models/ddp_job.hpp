@@ -46,6 +46,9 @@ struct DdpJob {
   Backend backend = Backend::kNccl;
   sim::Time watchdog_timeout = sim::Time::from_ms(600'000);  ///< zero: no watchdog
   bool fingerprint = false;   ///< TORCH_DISTRIBUTED_DEBUG=DETAIL: fail at the first divergent collective
+  /// While a collective is in flight on a rank, its compute runs 1 + this times slower
+  /// (contention.compute_slowdown; docs/cost-models.md#compute-slowed-by-communication).
+  double compute_slowdown = 0;
   int total_iterations() const { return iterations * epochs; }
 };
 

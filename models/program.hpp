@@ -36,6 +36,7 @@ struct CommSettings {
   Backend backend = Backend::kNccl;
   sim::Time watchdog_timeout;          ///< zero: no watchdog
   std::int64_t fingerprint_bytes = 0;  ///< TORCH_DISTRIBUTED_DEBUG=DETAIL's per-rank all-gather
+  double compute_slowdown = 0;         ///< contention.compute_slowdown (sim::EngineOptions)
 };
 
 /// One evaluation of a program: `simulated` ranks whose collectives run

@@ -53,6 +53,9 @@ std::string to_yaml(const CalibrationFile& calibration) {
   if (const auto& s = calibration.straggler) {
     yaml += comments(s->comments) + fmt::format("straggler:\n  model: log2\n  penalty_ms: {:.6g}\n", s->penalty_ms);
   }
+  if (const auto& c = calibration.contention) {
+    yaml += comments(c->comments) + fmt::format("contention:\n  compute_slowdown: {:.6g}\n", c->compute_slowdown);
+  }
   return yaml;
 }
 
@@ -83,6 +86,9 @@ void apply_calibration_text(Scenario& out, std::string_view text, const std::str
   if (data.has("load_ms")) job.data_load = data.millis("load_ms", std::nullopt);
   if (top.has("straggler")) {
     job.straggler = read_straggler(top.child("straggler"), out.world_sizes);
+  }
+  if (top.has("contention")) {
+    job.compute_slowdown = top.child("contention").number("compute_slowdown", 0, false, 1000, job.compute_slowdown, "");
   }
   out.calibration = source;
   out.calibration_sha256 = sim::to_hex(sim::sha256(text));

@@ -44,6 +44,12 @@ struct CalibrationFile {
     double penalty_ms = 0;  ///< the log2 model's
   };
   std::optional<Straggler> straggler;
+
+  struct Contention {
+    std::vector<std::string> comments;
+    double compute_slowdown = 0;
+  };
+  std::optional<Contention> contention;
 };
 
 /// The file's text. Numbers with six significant digits.

@@ -302,6 +302,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   read_network(top, out);
 
   job.fingerprint = top.child("debug").boolean("fingerprint", false);
+  job.compute_slowdown = top.child("contention").number("compute_slowdown", 0, false, 1000, 0.0, "");
   job.straggler = read_straggler(
       top.child("straggler"), out.world_sizes);
   job.faults = read_faults(top, job, *std::min_element(out.world_sizes.begin(), out.world_sizes.end()));

@@ -418,6 +418,10 @@ ddp:
     CHECK(s.job.ddp.unused_parameters == std::vector<int>{2});
     CHECK(s.job.ddp.traversal_per_tensor == sim::Time::from_us(3));
     CHECK(s.job.ddp.bucket_copy_bytes_per_s == 2.5e9);
+    CHECK(parse_scenario(base + params + "  forward_ms: 1\n  backward_ms: 2\ncontention: {compute_slowdown: 0.25}\n", "c.yaml")
+              .job.compute_slowdown == 0.25);
+    CHECK(error_of(base + params + "  forward_ms: 1\n  backward_ms: 2\ncontention: {compute_slowdown: -1}\n")
+              .find("key 'contention.compute_slowdown': value '-1'") != std::string::npos);
     CHECK(error_of(base + params + "  forward_ms: 1\n  backward_ms: 2\nddp: {bucket_copy_GBps: 0}\n")
               .find("key 'ddp.bucket_copy_GBps': value '0': expected a finite number > 0") != std::string::npos);
     CHECK(error_of(base + params + "  forward_ms: 1\n  backward_ms: 2\nddp: {static_graph: yes}\n")

@@ -126,6 +126,11 @@ const std::vector<Key> kScenario = {
     {"debug.fingerprint", T::kBool, "", "", "false",
      "TORCH_DISTRIBUTED_DEBUG=DETAIL: an all-gather of a 64-byte fingerprint per rank before every collective "
      "(priced), and every rank fails at the first collective whose op or size differs"},
+    {"contention", T::kMapping, "", "", "none",
+     "what running communication costs the compute beside it (docs/cost-models.md#compute-slowed-by-communication)"},
+    {"contention.compute_slowdown", T::kNumber, "", "0..1000", "0",
+     "while a collective is in flight on a rank, its compute takes 1 + this times as long; "
+     "`ddpsim calibrate --scenario` fits it to a multi-rank run"},
     {"straggler", T::kMapping, "", "", "", "slow ranks (docs/cost-models.md#stragglers)"},
     {"straggler.model", T::kChoice, "", "none, log2, jitter", "`none`", "see docs/cost-models.md#stragglers"},
     {"straggler.penalty_ms", T::kNumber, "ms", ">= 0", "**required** for `log2`",
@@ -242,6 +247,7 @@ const std::vector<Key> kCalibrationOwn = {
     {"data", T::kMapping, "", "", "none", "measured data loading"},
     {"data.load_ms", T::kNumber, "ms", ">= 0", "the scenario's", "data loading per micro-step"},
     {"straggler", T::kMapping, "", "", "the scenario's", "the fitted straggler model, keys as the scenario's `straggler`"},
+    {"contention", T::kMapping, "", "", "the scenario's", "the fitted contention term, keys as the scenario's `contention`"},
 };
 
 const std::vector<Key> kPreset = {
@@ -303,7 +309,7 @@ const std::vector<Key>& calibration_keys() {
     for (const Key& k : kScenario) {
       // Measured times only: a calibration has no device to turn GFLOP into time.
       const bool layer_key = k.path.starts_with("model.layers[].") && !k.path.ends_with("_gflops");
-      if (layer_key || k.path.starts_with("straggler.")) out.push_back(k);
+      if (layer_key || k.path.starts_with("straggler.") || k.path.starts_with("contention.")) out.push_back(k);
     }
     return out;
   }();

@@ -1,5 +1,7 @@
 #include "sim/engine.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include <memory>
@@ -39,6 +41,9 @@ Engine::Engine(int world_size, CollectiveCostFn cost, EngineOptions options) : i
   if (!cost) throw std::invalid_argument("a collective cost model is required");
   if (options.watchdog_timeout < Time::zero()) throw std::invalid_argument("watchdog timeout is negative");
   if (options.threads < 1) throw std::invalid_argument("the engine needs at least one thread");
+  if (!(options.compute_slowdown >= 0) || !std::isfinite(options.compute_slowdown)) {
+    throw std::invalid_argument("compute slowdown must be a finite number >= 0");
+  }
   impl_->world_size = world_size;
   impl_->cost = std::move(cost);
   impl_->options = options;
@@ -48,6 +53,11 @@ Engine::Engine(int world_size, CollectiveCostFn cost, EngineOptions options) : i
   const bool major = options.schedule == Schedule::kRankMajor;
   impl_->workers.resize(major ? static_cast<std::size_t>(std::min(options.threads, world_size)) : 1);
   for (Worker& w : impl_->workers) w.owner = impl_.get();
+  if (options.compute_slowdown > 0) {
+    impl_->contended.resize(static_cast<std::size_t>(world_size));
+    // A compute op's end depends on when other ranks' arrivals start collectives.
+    if (major) impl_->needs_time_order = "compute slowed by communication couples a rank's streams to every collective's start";
+  }
   if (major) {
     impl_->rank_events.resize(static_cast<std::size_t>(world_size));
     impl_->waiting.assign(static_cast<std::size_t>(world_size), nullptr);

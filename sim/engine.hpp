@@ -94,6 +94,11 @@ struct EngineOptions {
   /// more than one, observers' on_op and processes' on_wake run on several
   /// threads at once, for different ranks: Engine::worker() tells them apart.
   int threads = 1;
+  /// Compute slowed by communication: while a collective is in flight on a
+  /// rank (all members arrived, not yet done), the ops of its compute stream
+  /// progress 1 + compute_slowdown times slower (docs/cost-models.md). Zero:
+  /// never. Time order only: a rank-major run reports needs_time_order.
+  double compute_slowdown = 0;
 };
 
 /// Why a stream could not finish when the events ran out.

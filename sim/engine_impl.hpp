@@ -103,6 +103,53 @@ struct Engine::Impl {
   bool running = false;
   std::optional<std::string> needs_time_order;
 
+  // Compute slowed by communication (EngineOptions::compute_slowdown), per
+  // rank: the collectives in flight on it, and its running compute op's work
+  // left at full speed as of `since`. A change of speed reschedules the op's
+  // end; an end event of an earlier schedule carries an older version and is
+  // ignored. Empty when the slowdown is zero.
+  struct Contended {
+    int in_flight = 0;
+    double work_left_ns = 0;
+    Time since;
+    std::uint64_t version = 0;
+  };
+  std::vector<Contended> contended;
+
+  bool contends() const { return !contended.empty(); }
+
+  Time at_speed(double work_ns, bool slowed) const {
+    return Time::ns(std::llround(slowed ? work_ns * (1 + options.compute_slowdown) : work_ns));
+  }
+
+  // Starts compute op `duration` on rank r's compute stream s, at its speed now.
+  void start_contended(Worker& w, std::uint32_t s, Time duration) {
+    Contended& c = contended[s / kStreamsPerRank];
+    c.work_left_ns = static_cast<double>(duration.count_ns());
+    c.since = w.now;
+    push(w.now + at_speed(c.work_left_ns, c.in_flight > 0), EventKind::kOpDone, s, ++c.version);
+  }
+
+  // A collective starts (+1) or ends (-1) on rank r at `now`.
+  void in_flight(int r, int delta, Time now) {
+    Contended& c = contended[static_cast<std::size_t>(r)];
+    const bool was = c.in_flight > 0;
+    c.in_flight += delta;
+    const bool is = c.in_flight > 0;
+    const std::uint32_t s = stream_id(r, StreamKind::kCompute);
+    if (was == is || !streams[s].active) return;
+    const double elapsed = static_cast<double>((now - c.since).count_ns());
+    c.work_left_ns = std::max(0.0, c.work_left_ns - (was ? elapsed / (1 + options.compute_slowdown) : elapsed));
+    c.since = now;
+    push(now + at_speed(c.work_left_ns, is), EventKind::kOpDone, s, ++c.version);
+  }
+
+  // Whether an op-done event for stream s is the current one.
+  bool current_end(std::uint32_t s, std::uint64_t version) const {
+    return !contends() || s % kStreamsPerRank != static_cast<std::uint32_t>(StreamKind::kCompute) ||
+           contended[s / kStreamsPerRank].version == version;
+  }
+
   // The worker of the calling thread; the first outside a sweep.
   Worker& here() {
     Worker* w = tls_worker;
@@ -160,7 +207,11 @@ struct Engine::Impl {
     st.active = true;
     st.start = w.now;
     if (!op.is_collective) {
-      push(w.now + op.duration(), EventKind::kOpDone, s, 0);
+      if (contends() && s % kStreamsPerRank == static_cast<std::uint32_t>(StreamKind::kCompute)) {
+        start_contended(w, s, op.duration());
+      } else {
+        push(w.now + op.duration(), EventKind::kOpDone, s, 0);
+      }
       return;
     }
     arrive(w, s, op);
@@ -282,6 +333,11 @@ struct Engine::Impl {
       rz.done_at = rz.start + duration;
       return;
     }
+    if (contends()) {
+      for (int m : g.members) {
+        if (!dead[static_cast<std::size_t>(m)]) in_flight(m, +1, now);
+      }
+    }
     push(now + duration, EventKind::kCollectiveDone, gid, seq);
   }
 
@@ -388,6 +444,7 @@ struct Engine::Impl {
     const std::size_t n = g.members.size();
     for (std::size_t p = 0; p < n; ++p) {
       if (dead[static_cast<std::size_t>(g.members[p])]) continue;
+      if (contends()) in_flight(g.members[p], -1, w.now);
       finish_head(w, stream_id(g.members[p], StreamKind::kComm), rz.start, rz.arrival[p]);
     }
     spare_rendezvous.push_back(std::move(rz));
@@ -397,7 +454,9 @@ struct Engine::Impl {
     ++w.events_run;
     switch (ev.kind) {
       case EventKind::kOpDone:
-        if (streams[ev.target].active) finish_head(w, ev.target, streams[ev.target].start, Time{});
+        if (streams[ev.target].active && current_end(ev.target, ev.payload)) {
+          finish_head(w, ev.target, streams[ev.target].start, Time{});
+        }
         break;
       case EventKind::kCollectiveDone:
         finish_collective(w, ev.target, ev.payload);

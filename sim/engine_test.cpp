@@ -546,3 +546,41 @@ TEST_CASE("rank-major: work stays on its rank") {
   e.wake_when_done(e.enqueue(0, StreamKind::kHost, ms(1), {}), stray, 0);
   CHECK_THROWS_AS(e.run(), std::logic_error);
 }
+
+TEST_CASE("compute slowed by communication: a compute op runs 1 + s times slower while a collective is in flight") {
+  // Rank 1 arrives at 2 ms, so the 4 ms all-reduce runs 2..6 on both ranks.
+  // Rank 0's 10 ms compute (started at 0): 2 ms at full speed, 4 ms at half
+  // (2 ms of work), the last 6 ms at full speed again: it ends at 12.
+  // Rank 1's 3 ms compute starts at 2 beside the collective: 4 ms at half
+  // speed is 2 ms of work, then 1 ms: it ends at 7. The host stream is not slowed.
+  for (const double slowdown : {0.0, 1.0}) {
+    CAPTURE(slowdown);
+    EngineOptions options;
+    options.compute_slowdown = slowdown;
+    Engine e(2, fixed_cost(4), options);
+    Recorder rec;
+    e.add_observer(rec);
+    e.enqueue_collective(0, Engine::kWorld, {CollectiveKind::kAllReduce, 64}, {1, 0});
+    e.enqueue(0, StreamKind::kCompute, ms(10), {2, 0});
+    e.enqueue(0, StreamKind::kHost, ms(5), {3, 0});
+    const OpRef arrive = e.enqueue(1, StreamKind::kHost, ms(2), {4, 0});
+    e.enqueue_collective(1, Engine::kWorld, {CollectiveKind::kAllReduce, 64}, {1, 0}, arrive);
+    e.enqueue(1, StreamKind::kCompute, ms(3), {5, 0}, arrive);
+    e.run();
+    const auto end_of = [&](std::uint32_t tag) {
+      return std::find_if(rec.ops.begin(), rec.ops.end(), [&](const OpRecord& r) { return r.label.tag == tag; })->end;
+    };
+    CHECK(end_of(2) == (slowdown > 0 ? ms(12) : ms(10)));
+    CHECK(end_of(5) == (slowdown > 0 ? ms(7) : ms(5)));
+    CHECK(end_of(3) == ms(5));
+    CHECK(end_of(1) == ms(6));
+  }
+  // Time order only: a rank-major engine hands the run back.
+  EngineOptions major_options;
+  major_options.schedule = Schedule::kRankMajor;
+  major_options.compute_slowdown = 1;
+  Engine major(2, fixed_cost(4), major_options);
+  CHECK(major.run().needs_time_order.has_value());
+  major_options.compute_slowdown = -1;
+  CHECK_THROWS_AS(Engine(1, fixed_cost(0), major_options), std::invalid_argument);
+}
