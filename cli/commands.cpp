@@ -191,6 +191,7 @@ struct CalibrateOptions {
   std::vector<std::string> measured;
   std::string out;
   int warmup = 2;
+  std::string scenario;                    ///< fit contention.compute_slowdown to the multi-rank runs with it
   std::string check_scenario;              ///< with check_measured: the acceptance test
   std::vector<std::string> check_measured;
   std::optional<double> max_error_pct;
@@ -219,6 +220,7 @@ struct CalibrationInputs {
   std::vector<ddpsim::validate::SweepPoint> points;
   std::vector<ddpsim::validate::SkewPoint> skews;
   std::optional<ComputeFit> compute;
+  std::vector<std::string> multi_rank;  ///< the prefixes of multi-rank runs
   std::vector<std::string> sources;
 };
 
@@ -231,6 +233,9 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& measur
         for (const auto& row : sweep->rows) in.points.push_back({sweep->world_size, static_cast<double>(row.bytes), row.time_us});
       } else if (const auto& run = std::get<ddpsim::formats::RankLog>(file); run.world_size > 1) {
         in.skews.push_back({run.world_size, arrival_skew_ms(path, warmup)});
+        const std::string suffix = ".rank0.json";
+        const bool named = path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+        in.multi_rank.push_back(named ? path.substr(0, path.size() - suffix.size()) : path);
       } else {
         if (in.compute) throw InputError({path, 0, 0}, "", "", "one 1-rank run (another was given before)");
         in.compute = fit_compute(run, warmup);
@@ -300,6 +305,32 @@ ddpsim::scenarios::CalibrationFile::Straggler straggler_section(const std::vecto
           fit.log2_penalty_ms};
 }
 
+// contention.compute_slowdown fitted to each multi-rank run with the scenario,
+// calibrated with everything else this call fitted; several runs: the median.
+ddpsim::scenarios::CalibrationFile::Contention contention_section(const CalibrateOptions& o, const CalibrationInputs& in,
+                                                                  const ddpsim::scenarios::CalibrationFile& so_far) {
+  if (in.multi_rank.empty()) {
+    throw InputError({o.scenario, 0, 0}, "--scenario", o.scenario,
+                     "expected a multi-rank training run among --measured to fit contention.compute_slowdown to");
+  }
+  ddpsim::scenarios::Scenario scenario = ddpsim::scenarios::load_scenario(o.scenario);
+  ddpsim::scenarios::apply_calibration_text(scenario, ddpsim::scenarios::to_yaml(so_far), "the calibration being fitted");
+  ddpsim::scenarios::CalibrationFile::Contention out;
+  out.comments.push_back(fmt::format(
+      "contention: compute slowed while a collective is in flight, fitted with {} to the mean step time of:", o.scenario));
+  std::vector<double> fitted;
+  for (const std::string& prefix : in.multi_rank) {
+    const auto run = ddpsim::validate::read_measured(prefix, scenario.job.warmup_iterations);
+    const ddpsim::validate::ContentionFit fit = ddpsim::validate::fit_compute_slowdown(scenario, run);
+    out.comments.push_back(fmt::format("  {}: s = {:.4g} ({})", prefix, fit.compute_slowdown, fit.note));
+    fitted.push_back(fit.compute_slowdown);
+  }
+  std::sort(fitted.begin(), fitted.end());
+  const std::size_t n = fitted.size();
+  out.compute_slowdown = n % 2 ? fitted[n / 2] : (fitted[n / 2 - 1] + fitted[n / 2]) / 2;
+  return out;
+}
+
 // Writes the calibration to --out; with --check-measured, only if it
 // predicts the held-out runs (else the last known-good file stays: exit 3).
 int write_calibration(const CalibrateOptions& o, const std::string& yaml) {
@@ -341,6 +372,7 @@ int calibrate(const CalibrateOptions& o) {
   if (!in.points.empty()) calibration.collective = collective_section(in.points, o.measured.front());
   if (in.compute) calibration.compute = compute_section(*in.compute, o.warmup);
   if (!in.skews.empty()) calibration.straggler = straggler_section(in.skews);
+  if (!o.scenario.empty()) calibration.contention = contention_section(o, in, calibration);
   const std::string yaml = ddpsim::scenarios::to_yaml(calibration);
   fmt::print("{}", yaml);
   return write_calibration(o, yaml);
@@ -469,6 +501,9 @@ int main(int argc, char** argv) {
   CLI::Option* calibration_out_opt = calibrate_cmd->add_option("--out", co.out, "Write the calibration (YAML; a scenario's calibration: key reads it)");
   calibrate_cmd->add_option("--warmup", co.warmup, "Training steps left out of the means (default 2)")
       ->check(CLI::Range(0, 1000000));
+  calibrate_cmd->add_option("--scenario", co.scenario,
+                            "Fit contention.compute_slowdown: this scenario, calibrated with the rest of the fit, "
+                            "predicting each multi-rank run among --measured");
   CLI::Option* check_scenario = calibrate_cmd->add_option(
       "--check-scenario", co.check_scenario, "Accept the calibration only if this scenario, calibrated with it, predicts the "
                                              "--check-measured runs; else keep the last known-good --out");

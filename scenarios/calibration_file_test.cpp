@@ -29,6 +29,7 @@ TEST_CASE("the calibration file's writer and reader agree: what to_yaml writes, 
   compute.load_ms = 0.02;
   c.compute = compute;
   c.straggler = scenarios::CalibrationFile::Straggler{{"skew"}, 1.5};
+  c.contention = scenarios::CalibrationFile::Contention{{"fitted"}, 0.75};
   const std::string yaml = scenarios::to_yaml(c);
   CHECK(yaml.find("# ddpsim calibrate, from:\n#   sweep_w1.json\n#   w1.rank0.json\n# a fit\n# note: its quality\n"
                   "collective:\n  latency_us: 7.5\n") == 0);
@@ -43,6 +44,8 @@ TEST_CASE("the calibration file's writer and reader agree: what to_yaml writes, 
   CHECK(s.job.data_load.ms() == doctest::Approx(0.02));
   REQUIRE(std::get_if<models::Log2Straggler>(&s.job.straggler));
   CHECK(std::get_if<models::Log2Straggler>(&s.job.straggler)->penalty.ms() == doctest::Approx(1.5));
+  CHECK(yaml.find("# fitted\ncontention:\n  compute_slowdown: 0.75\n") != std::string::npos);
+  CHECK(s.job.compute_slowdown == 0.75);
   // A fit without the network's split keeps the scenario's latency and bandwidth.
   c.collective->latency_us.reset();
   c.collective->bandwidth_GBps.reset();

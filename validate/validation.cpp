@@ -124,6 +124,40 @@ Measured read_measured(const std::string& prefix, int warmup) {
   return m;
 }
 
+ContentionFit fit_compute_slowdown(const scenarios::Scenario& scenario, const Measured& run) {
+  scenarios::Scenario s = scenario;
+  const auto predict = [&](double slowdown) {
+    s.job.compute_slowdown = slowdown;
+    return compare(s, {run}).front().predicted_ms;
+  };
+  ContentionFit fit;
+  fit.measured_ms = run.step_ms;
+  fit.predicted_without_ms = predict(0);
+  if (fit.predicted_without_ms >= run.step_ms) {
+    fit.predicted_ms = fit.predicted_without_ms;
+    fit.note = fmt::format("W = {}: predicted {:.4g} ms without contention, at or above the measured {:.4g} ms: 0",
+                           run.world_size, fit.predicted_without_ms, run.step_ms);
+    return fit;
+  }
+  double lo = 0, hi = kMaxComputeSlowdown;
+  if (const double most = predict(hi); most < run.step_ms) {
+    fit.predicted_ms = fit.predicted_without_ms;
+    fit.note = fmt::format("W = {}: measured {:.4g} ms; even s = {:g} predicts only {:.4g} ms (without: {:.4g}): "
+                           "what is missing is not compute beside communication, so 0",
+                           run.world_size, run.step_ms, hi, most, fit.predicted_without_ms);
+    return fit;
+  }
+  for (int i = 0; i < 60 && hi - lo > 1e-6 * std::max(1.0, lo); ++i) {
+    const double mid = (lo + hi) / 2;
+    (predict(mid) < run.step_ms ? lo : hi) = mid;
+  }
+  fit.compute_slowdown = hi;
+  fit.predicted_ms = predict(hi);
+  fit.note = fmt::format("W = {}: measured {:.4g} ms; predicted {:.4g} ms without contention, {:.4g} ms with it",
+                         run.world_size, run.step_ms, fit.predicted_without_ms, fit.predicted_ms);
+  return fit;
+}
+
 std::string ready_order_report(const scenarios::Scenario& scenario, const std::vector<Measured>& measured) {
   const models::ModelSpec& model = scenario.job.model;
   std::vector<std::string> predicted;

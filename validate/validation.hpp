@@ -45,6 +45,20 @@ struct Measured {
 /// are left out. Throws scenarios::InputError naming the file.
 Measured read_measured(const std::string& prefix, int warmup);
 
+/// contention.compute_slowdown fitted to a multi-rank run: the s at which the
+/// scenario predicts the run's mean step time (bisection on s in [0, 10]: the
+/// prediction grows with s). 0, with a note saying why, when the prediction
+/// without it is already at or above the measurement, or when even s = 10
+/// (compute at 1/11 of its speed beside communication) falls short: the gap
+/// is then not compute beside communication.
+inline constexpr double kMaxComputeSlowdown = 10;
+struct ContentionFit {
+  double compute_slowdown = 0;
+  double predicted_without_ms = 0, predicted_ms = 0, measured_ms = 0;
+  std::string note;
+};
+ContentionFit fit_compute_slowdown(const scenarios::Scenario& scenario, const Measured& run);
+
 /// One line per measured run that recorded DDP's gradient-ready order: whether
 /// it is the scenario's `model.gradient_ready_order`, else the first position
 /// where they part (the buckets and overlap were predicted for the scenario's).
