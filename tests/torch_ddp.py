@@ -43,7 +43,7 @@ def validate_row(ddpsim, scenario, prefix, extra=()):
     out = subprocess.run([ddpsim, "validate", "--scenario", scenario, "--measured", prefix] + list(extra), check=True,
                          capture_output=True, text=True).stdout
     for line in out.splitlines():
-        if line.startswith("ready order:"):
+        if line.startswith("ready order:") and not extra:
             print(line)  # whether real DDP's order is the profiled one
     for line in out.splitlines():
         f = line.split()

@@ -27,7 +27,6 @@ import socket
 import time
 
 import torch
-import torch.distributed as dist
 
 from . import launch
 from . import recipe as recipes

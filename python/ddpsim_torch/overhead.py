@@ -15,7 +15,6 @@ file store: no port), the same steps as the bare run, medians compared.
 import os
 import statistics
 import tempfile
-import time
 
 import torch
 import torch.distributed as dist
@@ -31,7 +30,6 @@ def ddp_times(recipe_path, steps, warmup):
     """Median forward and backward (ms) of the recipe under DDP on one rank (cpu, gloo)."""
     torch.manual_seed(0)
     built = recipes.load(recipe_path)
-    (inputs, targets), loss_fn, optimizer = built["batch"], built["loss_fn"], built["optimizer"]
     own = not dist.is_initialized()  # a caller's one-rank group is used as it is
     if not own and dist.get_world_size() != 1:
         raise RuntimeError("profile measures DDP's own work on one rank; this process is in a larger group")
@@ -43,13 +41,7 @@ def ddp_times(recipe_path, steps, warmup):
             fwd, bwd = [], []
             # At least two warm-up steps: DDP rebuilds its buckets after the first.
             for step in range(max(2, warmup) + steps):
-                t0 = time.perf_counter_ns()
-                loss = loss_fn(recipes.call_model(ddp, inputs), targets)
-                t1 = time.perf_counter_ns()
-                loss.backward()
-                t2 = time.perf_counter_ns()
-                optimizer.step()
-                optimizer.zero_grad(set_to_none=True)
+                t0, t1, t2, _ = recipes.timed_step(ddp, built)
                 if step >= max(2, warmup):
                     fwd.append(t1 - t0)
                     bwd.append(t2 - t1)

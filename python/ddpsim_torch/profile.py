@@ -103,8 +103,7 @@ def _attribute(start, marks, end):
 
 def measure(built, steps, warmup):
     """Runs warmup + steps training steps; returns the measured medians and the ready order."""
-    model, (inputs, targets) = built["model"], built["batch"]
-    loss_fn, optimizer = built["loss_fn"], built["optimizer"]
+    model, (inputs, _) = built["model"], built["batch"]
     model.train()
     params = list(model.named_parameters())
     hooks = _Hooks(model, params)
@@ -117,14 +116,7 @@ def measure(built, steps, warmup):
     orders = []
     for step in range(warmup + steps):
         hooks.clear()
-        t0 = time.perf_counter_ns()
-        loss = loss_fn(recipes.call_model(model, inputs), targets)
-        t1 = time.perf_counter_ns()
-        loss.backward()
-        t2 = time.perf_counter_ns()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        t3 = time.perf_counter_ns()
+        t0, t1, t2, t3 = recipes.timed_step(model, built)
         if step < warmup:
             continue
         marks = sorted(hooks.forward_end.items(), key=lambda kv: kv[1])
@@ -224,8 +216,8 @@ def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead
     note = "the same in every measured step" if stable else "from the first measured step (it varied between steps)"
     lines.append(f"  gradient_ready_order:       # gradient-accumulator post-hooks, {note}")
     lines += [f"    - {json.dumps(names[i])}" for i in order + never]
-    lines.append(f"  layers:                     # modules owning parameters; forward: since the previous owner's "
-                 f"forward ended; backward: since the previous owner's last gradient (medians, ms)")
+    lines.append("  layers:                     # modules owning parameters; forward: since the previous owner's "
+                 "forward ended; backward: since the previous owner's last gradient (medians, ms)")
     for name, params, fwd, bwd in _layers(m, names):
         lines.append(f"    - {{name: {json.dumps(name)}, params: [{', '.join(json.dumps(p) for p in params)}], "
                      f"forward_ms: {fwd:.6g}, backward_ms: {bwd:.6g}}}")

@@ -9,6 +9,7 @@ Examples: python/recipes/.
 """
 import importlib.util
 import os
+import time
 
 KEYS = ("model", "batch", "loss_fn", "optimizer")
 
@@ -47,3 +48,17 @@ def batch_size(inputs):
     """The local batch size: the first dimension of the (first) input."""
     first = inputs[0] if isinstance(inputs, (tuple, list)) else inputs
     return int(first.shape[0])
+
+
+def timed_step(model, built):
+    """One training step of the recipe on `model` (its model, or DDP around it): perf_counter_ns at the
+    start, after the loss, after backward, after optimizer.step() and zero_grad()."""
+    (inputs, targets), optimizer = built["batch"], built["optimizer"]
+    t0 = time.perf_counter_ns()
+    loss = built["loss_fn"](call_model(model, inputs), targets)
+    t1 = time.perf_counter_ns()
+    loss.backward()
+    t2 = time.perf_counter_ns()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    return t0, t1, t2, time.perf_counter_ns()
