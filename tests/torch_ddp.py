@@ -23,6 +23,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RECIPES = ["mlp", "cnn", "transformer", "embedding"]
+# Measured steps a recipe: the quick ones longer, so the mean of a step that
+# spikes to 3 x on this shared machine moves less (about 3 s each).
+STEPS = {"mlp": 120, "cnn": 30, "transformer": 8, "embedding": 60}
 
 
 # glibc serves the buffers of DDP's 25 MiB buckets and the gradients by mmap
@@ -80,7 +83,7 @@ def main():
     parser.add_argument("--recipes", default=",".join(RECIPES))
     parser.add_argument("--calibrate-on", default="cnn", help="the recipe contention is fitted to")
     parser.add_argument("--max-error-pct", type=float, default=25.0)
-    parser.add_argument("--steps", type=int, default=14)
+    parser.add_argument("--steps", type=int, default=0, help="measured steps a recipe (default: STEPS)")
     a = parser.parse_args()
     try:
         import torch  # noqa: F401
@@ -100,7 +103,7 @@ def main():
         recipe = os.path.join(ROOT, "python", "recipes", name + ".py")
         scenario, prefix = os.path.join(a.work, name + ".yaml"), os.path.join(a.work, name + "_w2")
         tool(["profile", recipe, "--out", scenario, "--world-size", "1,2", "--collective", sweep])
-        tool(["measure", recipe, "--world-size", "2", "--steps", str(a.steps), "--out", prefix])
+        tool(["measure", recipe, "--world-size", "2", "--steps", str(a.steps or STEPS.get(name, 14)), "--out", prefix])
         runs[name] = (scenario, prefix)
     # Contention fitted to one recipe's 2-rank run (with its arrival skew), applied to the others.
     scenario, prefix = runs[a.calibrate_on]
