@@ -40,7 +40,8 @@ def main(argv=None):
     p.add_argument("--world-size", type=_world_sizes, default=[1, 2, 8], help="world sizes to predict (default 1,2,8)")
     p.add_argument("--steps", type=_positive, default=10, help="measured steps (default 10)")
     p.add_argument("--warmup", type=_non_negative, default=3, help="steps run before measuring (default 3)")
-    p.add_argument("--device", choices=["cpu"], default="cpu", help="cpu (cuda comes later)")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                   help="cpu (host clock) or cuda (the current GPU, CUDA events; DDP's own work under nccl)")
     p.add_argument("--threads", type=_positive, default=1, help="torch threads on cpu (default 1, as each measured rank)")
     p.add_argument("--collective", help="an all-reduce sweep (the sweep verb's JSON): fit the collective section to it")
     p.add_argument("--bare", action="store_true",

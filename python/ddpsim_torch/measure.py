@@ -106,13 +106,9 @@ def _rank_main(rank, world, recipe_path, steps, threads, out, backend):
     device = "cuda" if backend == "nccl" else "cpu"
     if device == "cpu":
         torch.set_num_threads(threads)
-    built = recipes.load(recipe_path)
-    model = built["model"].to(device)
-    inputs, targets = built["batch"]
-    move = (lambda t: tuple(x.to(device) for x in t)) if isinstance(inputs, (tuple, list)) else (lambda t: t.to(device))
-    built["batch"] = (move(inputs), targets.to(device))
-    ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[torch.cuda.current_device()] if device == "cuda"
-                                                    else None)
+    built = recipes.to_device(recipes.load(recipe_path), device)
+    ddp = torch.nn.parallel.DistributedDataParallel(built["model"], device_ids=[torch.cuda.current_device()]
+                                                    if device == "cuda" else None)
     ddp._set_ddp_runtime_logging_sample_rate(1)
     marks, stats, data = _train(ddp, built, steps, device)
     batch = recipes.batch_size(built["batch"][0])

@@ -9,8 +9,9 @@ ddp.bucket_copy_GBps = 2 x gradient bytes / (DDP backward - bare backward),
 half charged at the hooks, half after each bucket's all-reduce
 (docs/cost-models.md#ddps-own-work).
 
-The recipe is built afresh and run under DDP on a one-rank gloo group (a
-file store: no port), the same steps as the bare run, medians compared.
+The recipe is built afresh and run under DDP on a one-rank group (gloo on
+CPU, nccl on a GPU; a file store: no port), the same steps as the bare run,
+on the same clock (clock.py), medians compared.
 """
 import os
 import statistics
@@ -19,6 +20,7 @@ import tempfile
 import torch
 import torch.distributed as dist
 
+from . import clock as ddp_clock
 from . import recipe as recipes
 
 
@@ -26,23 +28,29 @@ def _median_ms(values):
     return statistics.median(values) / 1e6
 
 
-def ddp_times(recipe_path, steps, warmup):
-    """Median forward and backward (ms) of the recipe under DDP on one rank (cpu, gloo)."""
+def ddp_times(recipe_path, steps, warmup, device="cpu"):
+    """Median forward and backward (ms) of the recipe under DDP on one rank (cpu: gloo; cuda: nccl,
+    timed with CUDA events)."""
     torch.manual_seed(0)
-    built = recipes.load(recipe_path)
+    built = recipes.to_device(recipes.load(recipe_path), device)
+    clock = ddp_clock.for_device(device)
     own = not dist.is_initialized()  # a caller's one-rank group is used as it is
     if not own and dist.get_world_size() != 1:
         raise RuntimeError("profile measures DDP's own work on one rank; this process is in a larger group")
     with tempfile.TemporaryDirectory() as tmp:
         if own:
-            dist.init_process_group("gloo", init_method=f"file://{os.path.join(tmp, 'store')}", rank=0, world_size=1)
+            dist.init_process_group("nccl" if device == "cuda" else "gloo",
+                                    init_method=f"file://{os.path.join(tmp, 'store')}", rank=0, world_size=1)
         try:
-            ddp = torch.nn.parallel.DistributedDataParallel(built["model"])
+            ids = [torch.cuda.current_device()] if device == "cuda" else None
+            ddp = torch.nn.parallel.DistributedDataParallel(built["model"], device_ids=ids)
             fwd, bwd = [], []
             # At least two warm-up steps: DDP rebuilds its buckets after the first.
             for step in range(max(2, warmup) + steps):
-                t0, t1, t2, _ = recipes.timed_step(ddp, built)
+                t0, t1, t2, _ = recipes.timed_step(ddp, built, clock.mark)
                 if step >= max(2, warmup):
+                    clock.sync()
+                    t0, t1, t2 = (clock.resolve(t) for t in (t0, t1, t2))
                     fwd.append(t1 - t0)
                     bwd.append(t2 - t1)
             del ddp

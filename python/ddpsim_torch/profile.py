@@ -16,7 +16,8 @@ What is measured, per step after --warmup steps, medians over --steps:
 - what DDP itself adds (overhead.py): the recipe again under
   DistributedDataParallel on one rank, its backward against the bare one,
   written as ddp.bucket_copy_GBps (--bare: not measured).
-Host clocks (time.perf_counter_ns): exact on CPU.
+Clocks (clock.py): the host's on CPU, where it is exact; with --device cuda,
+CUDA events recorded at the same marks, so GPU work is timed, not its launch.
 """
 import json
 import statistics
@@ -24,6 +25,7 @@ import time
 
 import torch
 
+from . import clock as ddp_clock
 from . import fit
 from . import overhead as ddp_overhead
 from . import recipe as recipes
@@ -36,7 +38,8 @@ def _dtype_name(dtype):
 class _Hooks:
     """Forward-end times per parameter owner and gradient-ready times per parameter."""
 
-    def __init__(self, model, params):
+    def __init__(self, model, params, mark=time.perf_counter_ns):
+        self.mark = mark  # a clock's mark (clock.py), resolved after the step
         self.handles, self.accumulators = [], []
         self.forward_end = {}  # owner name -> ns
         self.ready = {}  # parameter index -> ns
@@ -56,13 +59,13 @@ class _Hooks:
 
     def _forward_done(self, name):
         def hook(module, inputs, output):
-            self.forward_end[name] = time.perf_counter_ns()
+            self.forward_end[name] = self.mark()
         return hook
 
     def _ready(self, index):
         def hook(*_):
             if index not in self.ready:
-                self.ready[index] = time.perf_counter_ns()
+                self.ready[index] = self.mark()
                 self.sequence.append(index)
         return hook
 
@@ -101,12 +104,13 @@ def _attribute(start, marks, end):
     return [(key, s) for (key, _), s in zip(marks, shares)]
 
 
-def measure(built, steps, warmup):
+def measure(built, steps, warmup, clock=None):
     """Runs warmup + steps training steps; returns the measured medians and the ready order."""
+    clock = clock or ddp_clock.HostClock()
     model, (inputs, _) = built["model"], built["batch"]
     model.train()
     params = list(model.named_parameters())
-    hooks = _Hooks(model, params)
+    hooks = _Hooks(model, params, clock.mark)
     owner_of = {}
     for name, m in hooks.owners:
         for pname, p in m.named_parameters(recurse=False):
@@ -116,13 +120,15 @@ def measure(built, steps, warmup):
     orders = []
     for step in range(warmup + steps):
         hooks.clear()
-        t0, t1, t2, t3 = recipes.timed_step(model, built)
+        t0, t1, t2, t3 = recipes.timed_step(model, built, clock.mark)
         if step < warmup:
             continue
-        marks = sorted(hooks.forward_end.items(), key=lambda kv: kv[1])
+        clock.sync()
+        t0, t1, t2, t3 = (clock.resolve(t) for t in (t0, t1, t2, t3))
+        marks = sorted(((k, clock.resolve(v)) for k, v in hooks.forward_end.items()), key=lambda kv: kv[1])
         for name, ns in _attribute(t0, marks, t1):
             fwd.setdefault(name, []).append(ns)
-        order = [(i, hooks.ready[i]) for i in hooks.sequence]  # the order the hooks fired
+        order = [(i, clock.resolve(hooks.ready[i])) for i in hooks.sequence]  # the order the hooks fired
         orders.append([i for i, _ in order])
         # Backward per owner: its last gradient's readiness, in ready order.
         last = {}
@@ -198,8 +204,9 @@ def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead
     names = [n for n, _ in m["params"]]
     never = [i for i in range(len(names)) if i not in order]
     lines = [
-        f"# Written by `python3 -m ddpsim_torch profile {path}` (torch {torch.__version__}, cpu):",
-        f"# {steps} measured steps after {warmup} warm-up; times are medians over the steps, host clock.",
+        f"# Written by `python3 -m ddpsim_torch profile {path}` (torch {torch.__version__}, {m.get('device', 'cpu')}):",
+        f"# {steps} measured steps after {warmup} warm-up; times are medians over the steps, "
+        f"{m.get('clock', ddp_clock.HostClock.name)}.",
         f"name: {json.dumps(path.rsplit('/', 1)[-1].rsplit('.', 1)[0])}",
         f"world_size: [{', '.join(str(w) for w in world_sizes)}]",
         "training:",
@@ -237,7 +244,7 @@ def _overhead_lines(m, overhead):
     if overhead is None:
         return []
     rate, added = overhead["rate"], overhead["added_ms"]
-    where = (f"  # DistributedDataParallel on one rank (gloo): backward {overhead['ddp_backward_ms']:.6g} ms against "
+    where = (f"  # DistributedDataParallel on one rank ({overhead['backend']}): backward {overhead['ddp_backward_ms']:.6g} ms against "
              f"{m['total_backward_ms']:.6g} ms bare (medians), forward {overhead['ddp_forward_ms']:.6g} against "
              f"{m['total_forward_ms']:.6g}")
     if rate is None:
@@ -248,17 +255,22 @@ def _overhead_lines(m, overhead):
 
 
 def run(args):
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise recipes.RecipeError("--device cuda: torch sees no CUDA device here")
     torch.set_num_threads(args.threads)
-    built = recipes.load(args.recipe)
+    built = recipes.to_device(recipes.load(args.recipe), args.device)
     torch.manual_seed(0)
-    m = measure(built, args.steps, args.warmup)
+    clock = ddp_clock.for_device(args.device)
+    m = measure(built, args.steps, args.warmup, clock)
+    m["device"] = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
+    m["clock"] = clock.name
     overhead = None
     if not args.bare:
         gradient_bytes = sum(p.numel() * p.element_size() for _, p in m["params"] if p.requires_grad)
-        fwd, bwd = ddp_overhead.ddp_times(args.recipe, args.steps, args.warmup)
+        fwd, bwd = ddp_overhead.ddp_times(args.recipe, args.steps, args.warmup, args.device)
         rate, added = ddp_overhead.bucket_copy(gradient_bytes, m["total_backward_ms"], bwd)
         overhead = {"rate": rate, "added_ms": added, "ddp_forward_ms": fwd, "ddp_backward_ms": bwd,
-                    "gradient_bytes": gradient_bytes}
+                    "gradient_bytes": gradient_bytes, "backend": "nccl" if args.device == "cuda" else "gloo"}
     collective = None
     if args.collective:
         collective = fit.fit_sweep(args.collective)

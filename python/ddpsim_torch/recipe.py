@@ -50,15 +50,26 @@ def batch_size(inputs):
     return int(first.shape[0])
 
 
-def timed_step(model, built):
-    """One training step of the recipe on `model` (its model, or DDP around it): perf_counter_ns at the
-    start, after the loss, after backward, after optimizer.step() and zero_grad()."""
+def timed_step(model, built, mark=time.perf_counter_ns):
+    """One training step of the recipe on `model` (its model, or DDP around it): mark() at the start,
+    after the loss, after backward, after optimizer.step() and zero_grad() (a clock's marks, clock.py)."""
     (inputs, targets), optimizer = built["batch"], built["optimizer"]
-    t0 = time.perf_counter_ns()
+    t0 = mark()
     loss = built["loss_fn"](call_model(model, inputs), targets)
-    t1 = time.perf_counter_ns()
+    t1 = mark()
     loss.backward()
-    t2 = time.perf_counter_ns()
+    t2 = mark()
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
-    return t0, t1, t2, time.perf_counter_ns()
+    return t0, t1, t2, mark()
+
+
+def to_device(built, device):
+    """The recipe's model and batch moved to `device` (the optimizer keeps the same parameters)."""
+    if device == "cpu":
+        return built
+    inputs, targets = built["batch"]
+    move = (lambda t: tuple(x.to(device) for x in t)) if isinstance(inputs, (tuple, list)) else (lambda t: t.to(device))
+    built["model"] = built["model"].to(device)
+    built["batch"] = (move(inputs), targets.to(device))
+    return built
