@@ -196,11 +196,16 @@ struct Step {
   std::string reduce_name;
 };
 
+// The elements of a collective's tensor; -1 when unknown (or not a tensor's: a
+// negative dimension, or a product past 2^53).
 std::int64_t elements_of(const TraceEvent& e) {
   if (e.message_elements) return *e.message_elements;
   if (e.input_dims.empty() || e.input_dims.front().empty()) return -1;
   std::int64_t n = 1;
-  for (std::int64_t d : e.input_dims.front()) n *= d;
+  for (std::int64_t d : e.input_dims.front()) {
+    if (d < 0 || (d > 0 && n > (std::int64_t{1} << 53) / d)) return -1;
+    n *= d;
+  }
   return n;
 }
 
@@ -228,7 +233,7 @@ Step read_step(const Trace& trace, double from, double to, int index) {
     step.ready.push_back(a->ts_us + a->dur_us - backward_start);
     if (!a->input_dims.empty()) step.shapes.push_back(a->input_dims.front());
   }
-  step.backward = step.ready.back();
+  step.backward = *std::max_element(step.ready.begin(), step.ready.end());
   for (const TraceEvent* r : reduce.empty() ? enqueue : reduce) {
     step.reduce_name = r->name;
     step.allreduce.push_back(r->dur_us);

@@ -83,6 +83,14 @@ TEST_CASE("malformed traces: located errors") {
             .find("t.json:2:2: key 'dur': value -2: expected a number of microseconds") == 0);
   CHECK(error_of("{\"traceEvents\": [\n 7]}").find("t.json:2:2: key 'traceEvents': value 7: expected an event object") == 0);
   CHECK(error_of("{\"events\": []}").find("expected a Chrome trace: an array of events") != std::string::npos);
+  // A hostile shape is no tensor's size: unknown, not an overflow.
+  const validate::TraceSummary huge = validate::summarize(validate::parse_trace(
+      "[{\"name\": \"DistributedDataParallel.forward\", \"ph\": \"X\", \"ts\": 0, \"dur\": 1},"
+      " {\"name\": \"torch::autograd::AccumulateGrad\", \"ph\": \"X\", \"ts\": 2, \"dur\": 1},"
+      " {\"name\": \"gloo:all_reduce\", \"ph\": \"X\", \"ts\": 3, \"dur\": 1,"
+      "  \"args\": {\"Input Dims\": [[4611686018427387904, 4611686018427387904]]}}]",
+      "t.json"));
+  CHECK(huge.allreduce_elements == std::vector<std::int64_t>{-1});
   CHECK(error_of("[{\"name\": \"DistributedDataParallel.forward\", \"ph\": \"X\", \"ts\": 1, \"dur\": 2}]")
             .find("expected a backward in every step") != std::string::npos);
 }
