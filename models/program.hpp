@@ -25,7 +25,8 @@ struct ProgramTraits {
   /// rank differing (sim::OpSink::per_rank): evaluated levelized.
   bool uniform = false;
   /// No rank crashes, hangs or disagrees with the others in a collective,
-  /// which only the engine's time order simulates.
+  /// and nothing else only the engine's time order simulates (compute slowed
+  /// by communication, for one).
   bool keeps_lockstep = false;
   /// Ranks draw independent random delays, so they rarely share an instant.
   bool independent_delays = false;
