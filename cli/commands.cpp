@@ -430,7 +430,7 @@ int import_trace(const std::string& trace_path, const std::string& scenario_path
 
 int check(const std::string& path) {
   const auto scenario = ddpsim::scenarios::load_scenario(path);
-  fmt::print("{}: ok ({} world size(s), {} iterations)\n", path, scenario.world_sizes.size(),
+  fmt::print("{}: ok ({} world size(s), {} iterations)\n", path, scenario.sweep.world_sizes.size(),
              scenario.job.iterations);
   return 0;
 }

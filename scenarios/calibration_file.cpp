@@ -85,7 +85,7 @@ void apply_calibration_text(Scenario& out, std::string_view text, const std::str
   const Section data = top.child("data");
   if (data.has("load_ms")) job.data_load = data.millis("load_ms", std::nullopt);
   if (top.has("straggler")) {
-    job.straggler = read_straggler(top.child("straggler"), out.world_sizes);
+    job.straggler = read_straggler(top.child("straggler"), out.sweep.world_sizes);
   }
   if (top.has("contention")) {
     job.compute_slowdown = top.child("contention").number("compute_slowdown", 0, false, 1000, job.compute_slowdown, "");

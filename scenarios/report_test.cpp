@@ -99,13 +99,17 @@ TEST_CASE("a hung run reports who waits where, the culprit and the fix, in the t
 TEST_CASE("a list of bucket caps sweeps them, each with its own one-rank baseline") {
   const std::string text = std::string(kLab) + "ddp: {bucket_cap_mb: [1, 25]}\n";
   const auto s = scenarios::parse_scenario(text, "lab.yaml");
-  CHECK(s.bucket_caps_mb == std::vector<double>{1, 25});
+  CHECK(s.sweep.bucket_caps_mb == std::vector<double>{1, 25});
   const auto r = scenarios::run_scenario(s);
   REQUIRE(r.rows.size() == 4);
   CHECK(r.bucket_sweep);
   CHECK(r.rows[0].bucket_cap_mb == 1);
   CHECK(r.rows[3].bucket_cap_mb == 25);
   CHECK(r.rows[3].run.world_size == 4);
+  // One axis: the scenario's job is the first row's, each row's job has its own cap.
+  CHECK(s.job.ddp.bucket_cap_bytes == models::kMiB);
+  CHECK(r.rows[0].job->ddp.bucket_cap_bytes == models::kMiB);
+  CHECK(r.rows[3].job->ddp.bucket_cap_bytes == 25 * models::kMiB);
   std::ostringstream table;
   scenarios::write_table(table, s, r);
   CHECK(table.str().find("bucket_mb  workers") != std::string::npos);

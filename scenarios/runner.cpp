@@ -116,9 +116,7 @@ SweepResult run_rows(const Scenario& scenario, const SweepAxes& axes, sim::Chrom
   const std::size_t caps = axes.bucket_caps_mb.size(), sizes = axes.world_sizes.size();
   std::vector<std::shared_ptr<const models::DdpJob>> jobs;
   for (const double cap : axes.bucket_caps_mb) {
-    auto job = std::make_shared<models::DdpJob>(scenario.job);
-    job->ddp.bucket_cap_bytes = models::bucket_bytes(cap);
-    jobs.push_back(std::move(job));
+    jobs.push_back(std::make_shared<const models::DdpJob>(with_cap(scenario.job, cap)));
   }
   // Threads the rows large enough to share theirs (ExecutionPolicy::threads) do not take.
   const auto large = std::count_if(axes.world_sizes.begin(), axes.world_sizes.end(),
@@ -171,8 +169,6 @@ SweepResult run_rows(const Scenario& scenario, const SweepAxes& axes, sim::Chrom
 
 }  // namespace
 
-SweepAxes axes_of(const Scenario& scenario) { return {scenario.bucket_caps_mb, scenario.world_sizes}; }
-
 std::vector<int> world_sizes_needed(const Scenario& scenario, const SweepAxes& axes) {
   std::vector<int> sizes = axes.world_sizes;
   sizes.push_back(1);  // the baseline
@@ -203,7 +199,7 @@ void with_timer(const Scenario& scenario, const SweepAxes& axes, const std::func
 
 SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace, int threads,
                          const exec::ExecutionPolicy& policy) {
-  return run_sweep(scenario, axes_of(scenario), trace, threads, policy);
+  return run_sweep(scenario, scenario.sweep, trace, threads, policy);
 }
 
 SweepResult run_sweep(const Scenario& scenario, const SweepAxes& axes, sim::ChromeTraceWriter* trace, int threads,

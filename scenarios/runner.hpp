@@ -58,14 +58,6 @@ struct SweepResult {
   bool bucket_sweep = false;       ///< ddp.bucket_cap_mb is a list
 };
 
-/// What a sweep runs: each bucket cap (the outer axis) at each world size.
-struct SweepAxes {
-  std::vector<double> bucket_caps_mb;
-  std::vector<int> world_sizes;
-};
-/// The scenario's own axes: ddp.bucket_cap_mb and world_size, in file order.
-SweepAxes axes_of(const Scenario& scenario);
-
 /// Simulates each bucket cap and world size (and W=1 for the baseline if the sweep lacks it).
 /// `trace`, if given, receives every run of the sweep, the baseline excluded.
 /// The runs are independent and go to `threads` threads (one with a trace

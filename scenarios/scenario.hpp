@@ -14,6 +14,17 @@
 
 namespace ddpsim::scenarios {
 
+/// What a sweep runs: each bucket cap (the outer axis) at each world size.
+/// A scenario's own axes are Scenario::sweep; validation sweeps others.
+struct SweepAxes {
+  std::vector<double> bucket_caps_mb = {25};  ///< ddp.bucket_cap_mb: a list is a second sweep axis
+  std::vector<int> world_sizes;               ///< world_size: one row of results per entry, in file order
+};
+
+/// `job` with DDP's bucket cap set to `cap_mb` MiB, as torch does
+/// (int(cap_mb * 2^20) bytes): the one way a cap of the axis enters a job.
+models::DdpJob with_cap(models::DdpJob job, double cap_mb);
+
 /// The data section's DistributedSampler, when it names a dataset size.
 struct SamplerSpec {
   std::int64_t dataset_size = 0;
@@ -34,9 +45,8 @@ struct Scenario {
   std::string name;               ///< `name`, or the file's stem
   std::string source;             ///< the path it was loaded from
   std::uint64_t seed = 0;
-  std::vector<int> world_sizes;   ///< one row of results per entry, in file order
-  std::vector<double> bucket_caps_mb = {25};  ///< ddp.bucket_cap_mb: a list is a second sweep axis
-  models::DdpJob job;                         ///< with the first bucket cap
+  SweepAxes sweep;                ///< the rows to run: the caps and the world sizes, in file order
+  models::DdpJob job;             ///< the job of the first row: with_cap(job, sweep.bucket_caps_mb.front())
   std::string model_description;  ///< "preset resnet50, 25557032 parameters in 161 tensors"
   std::optional<SamplerSpec> sampler;
   ResilienceSpec resilience;

@@ -37,11 +37,11 @@ std::string stem_of(const std::string& source) {
   return stem.empty() ? "scenario" : stem;
 }
 
+// DDP's settings; the bucket caps go to the sweep's axis (the job's is set from it: with_cap).
 models::DdpConfig read_ddp(const Section& top, const models::ModelSpec& model, std::vector<double>& caps) {
   const Section s = top.child("ddp");
   models::DdpConfig ddp;
   caps = s.number_or_list("bucket_cap_mb", 0, 1e6, 25.0, "MiB");
-  ddp.bucket_cap_bytes = models::bucket_bytes(caps.front());
   ddp.first_bucket_bytes = models::bucket_bytes(s.number("first_bucket_mb", 0, true, 1e6, 1.0, "MiB"));
   ddp.find_unused_parameters = s.boolean("find_unused_parameters", false);
   ddp.static_graph = s.boolean("static_graph", false);
@@ -250,7 +250,7 @@ void read_network(const Section& top, Scenario& out) {
     coll.forbid("latency_us", "the cluster section gives every route's latency");
     coll.forbid("bandwidth_GBps", "the cluster section gives every route's bandwidth");
     const int gpus = job.cluster->gpus();
-    for (int w : out.world_sizes) {
+    for (int w : out.sweep.world_sizes) {
       if (w <= gpus) continue;
       // Point at the offending element of a list.
       const YAML::Node& list = top.value("world_size");
@@ -289,13 +289,14 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   out.engine = top.choice("engine", "analytic");
   out.simgrid = read_simgrid(top);
   out.seed = static_cast<std::uint64_t>(top.integer("seed", 0, INT64_MAX, 0));
-  for (std::int64_t w : top.integer_or_list("world_size", 1, kMaxWorldSize)) out.world_sizes.push_back(static_cast<int>(w));
+  for (std::int64_t w : top.integer_or_list("world_size", 1, kMaxWorldSize)) out.sweep.world_sizes.push_back(static_cast<int>(w));
 
   models::DdpJob& job = out.job;
   read_training(top, job);
 
   job.model = read_model(top, out.model_description);
-  job.ddp = read_ddp(top, job.model, out.bucket_caps_mb);
+  job.ddp = read_ddp(top, job.model, out.sweep.bucket_caps_mb);
+  job = with_cap(std::move(job), out.sweep.bucket_caps_mb.front());
 
   read_data(top, out);
 
@@ -304,8 +305,8 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   job.fingerprint = top.child("debug").boolean("fingerprint", false);
   job.compute_slowdown = top.child("contention").number("compute_slowdown", 0, false, 1000, 0.0, "");
   job.straggler = read_straggler(
-      top.child("straggler"), out.world_sizes);
-  job.faults = read_faults(top, job, *std::min_element(out.world_sizes.begin(), out.world_sizes.end()));
+      top.child("straggler"), out.sweep.world_sizes);
+  job.faults = read_faults(top, job, *std::min_element(out.sweep.world_sizes.begin(), out.sweep.world_sizes.end()));
 
   out.resilience = read_resilience(top, job);
   const Section validation = top.child("validation");
@@ -319,6 +320,11 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
     apply_calibration_text(out, read_limited(path.string(), "calibration file"), path.string());
   }
   return out;
+}
+
+models::DdpJob with_cap(models::DdpJob job, double cap_mb) {
+  job.ddp.bucket_cap_bytes = models::bucket_bytes(cap_mb);
+  return job;
 }
 
 Scenario load_scenario(const std::string& path) { return parse_scenario(read_limited(path, "scenario file"), path); }

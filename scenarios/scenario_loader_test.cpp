@@ -52,7 +52,7 @@ TEST_CASE("a valid scenario loads with documented defaults") {
   const auto s = parse_scenario(kValid, "dir/s.yaml");
   CHECK(s.name == "t");
   CHECK(s.seed == 7);
-  CHECK(s.world_sizes == std::vector<int>{1, 2});
+  CHECK(s.sweep.world_sizes == std::vector<int>{1, 2});
   CHECK(s.job.iterations == 4);
   CHECK(s.job.local_batch_size == 32);
   CHECK(s.job.model.forward_total() == sim::Time::from_ms(1));
@@ -64,7 +64,7 @@ TEST_CASE("a valid scenario loads with documented defaults") {
   const auto unnamed = parse_scenario(replace(kValid, "name: t\n", ""), "dir/my_run.yaml");
   CHECK(unnamed.name == "my_run");
   const auto single = parse_scenario(replace(kValid, "[1, 2]", "8"), "s.yaml");
-  CHECK(single.world_sizes == std::vector<int>{8});
+  CHECK(single.sweep.world_sizes == std::vector<int>{8});
 }
 
 TEST_CASE("straggler forms load") {

@@ -213,7 +213,7 @@ class Engine final : public OpSink {
     return static_cast<std::uint32_t>(rank) * kStreamsPerRank + static_cast<std::uint32_t>(kind);
   }
 
-  /// The engine's state (sim/engine_impl.hpp, internal to engine.cpp).
+  /// The engine's state: sim/engine_core.hpp, with a schedule from sim/time_order.hpp or sim/rank_major.hpp (internal to engine.cpp).
   struct Impl;
 
  private:

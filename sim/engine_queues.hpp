@@ -20,7 +20,7 @@
 #include "sim/small_list.hpp"
 
 namespace ddpsim::sim {
-namespace {  // internal linkage: see engine_impl.hpp
+namespace {  // internal linkage: see engine_core.hpp
 
 // One queued operation: 48 bytes, since a stream's queue is the per-rank
 // state the engine touches most (a plain op keeps its duration in `value`,

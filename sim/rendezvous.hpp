@@ -13,7 +13,7 @@
 #include "sim/engine.hpp"
 
 namespace ddpsim::sim {
-namespace {  // internal linkage: see engine_impl.hpp
+namespace {  // internal linkage: see engine_core.hpp
 
 struct Rendezvous {
   std::vector<Time> arrival;  // by member position

@@ -12,7 +12,7 @@
 #include <vector>
 
 namespace ddpsim::sim {
-namespace {  // internal linkage: see engine_impl.hpp
+namespace {  // internal linkage: see engine_core.hpp
 
 // A barrier for a sweep's threads, which meet every few hundred
 // microseconds: waiting spins a while before it sleeps (std::barrier's

@@ -182,7 +182,7 @@ std::string ready_order_report(const scenarios::Scenario& scenario, const std::v
 
 std::vector<ValidationRow> compare(const scenarios::Scenario& scenario, const std::vector<Measured>& measured) {
   // The measured world sizes, at the scenario's first bucket cap.
-  scenarios::SweepAxes axes{{scenario.bucket_caps_mb.front()}, {}};
+  scenarios::SweepAxes axes{{scenario.sweep.bucket_caps_mb.front()}, {}};
   for (const Measured& m : measured) {
     if (std::find(axes.world_sizes.begin(), axes.world_sizes.end(), m.world_size) == axes.world_sizes.end()) {
       axes.world_sizes.push_back(m.world_size);

@@ -1,0 +1,268 @@
+#pragma once
+// Internal to sim/engine.cpp: Schedule::kTimeOrder. Every event of every
+// rank in one (time, insertion) order on one thread: what a collective does
+// when its members disagree or a member dies, the watchdog, and compute
+// slowed by communication are simulated here only.
+
+#ifndef DDPSIM_SIM_ENGINE_CPP
+#error "internal to sim/engine.cpp: its types have internal linkage, for one translation unit"
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "sim/engine_core.hpp"
+
+namespace ddpsim::sim {
+namespace {  // internal linkage: see engine_core.hpp
+
+struct TimeOrder final : Machine<TimeOrder> {
+  EventQueue events;
+  std::vector<std::string> crash_messages;  // for scheduled crashes
+  std::set<std::tuple<Time, GroupId, std::uint64_t>> deadlines;  // watchdog: first arrival + timeout
+
+  // Compute slowed by communication (EngineOptions::compute_slowdown), per
+  // rank: the collectives in flight on it, and its running compute op's work
+  // left at full speed as of `since`. A change of speed reschedules the op's
+  // end; an end event of an earlier schedule carries an older version and is
+  // ignored. Empty when the slowdown is zero.
+  struct Contended {
+    int in_flight = 0;
+    double work_left_ns = 0;
+    Time since;
+    std::uint64_t version = 0;
+  };
+  std::vector<Contended> contended;
+
+  TimeOrder(int world_size_, CollectiveCostFn cost_, const EngineOptions& options_)
+      : Machine(world_size_, std::move(cost_), options_, 1) {
+    if (options.compute_slowdown > 0) contended.resize(static_cast<std::size_t>(world_size));
+  }
+
+  void push(Time at, EventKind kind, std::uint32_t target, std::uint64_t payload, Process* process) {
+    events.push(at, Event{kind, target, payload, process});
+  }
+
+  void check_local(const Worker&, int, const std::optional<OpRef>&) const {}
+
+  bool contends() const { return !contended.empty(); }
+
+  Time at_speed(double work_ns, bool slowed) const {
+    return Time::ns(std::llround(slowed ? work_ns * (1 + options.compute_slowdown) : work_ns));
+  }
+
+  // Starts compute op `duration` on compute stream s, at its rank's speed now.
+  void start_compute(Worker& w, std::uint32_t s, Time duration) {
+    if (!contends()) {
+      push(w.now + duration, EventKind::kOpDone, s, 0, nullptr);
+      return;
+    }
+    Contended& c = contended[s / kStreamsPerRank];
+    c.work_left_ns = static_cast<double>(duration.count_ns());
+    c.since = w.now;
+    push(w.now + at_speed(c.work_left_ns, c.in_flight > 0), EventKind::kOpDone, s, ++c.version, nullptr);
+  }
+
+  // A collective starts (+1) or ends (-1) on rank r at `now`.
+  void in_flight(int r, int delta, Time now) {
+    Contended& c = contended[static_cast<std::size_t>(r)];
+    const bool was = c.in_flight > 0;
+    c.in_flight += delta;
+    const bool is = c.in_flight > 0;
+    const std::uint32_t s = Engine::stream_id(r, StreamKind::kCompute);
+    if (was == is || !streams[s].active) return;
+    const double elapsed = static_cast<double>((now - c.since).count_ns());
+    c.work_left_ns = std::max(0.0, c.work_left_ns - (was ? elapsed / (1 + options.compute_slowdown) : elapsed));
+    c.since = now;
+    push(now + at_speed(c.work_left_ns, is), EventKind::kOpDone, s, ++c.version, nullptr);
+  }
+
+  // Whether an op-done event for stream s is the current one.
+  bool current_end(std::uint32_t s, std::uint64_t version) const {
+    return !contends() || s % kStreamsPerRank != static_cast<std::uint32_t>(StreamKind::kCompute) ||
+           contended[s / kStreamsPerRank].version == version;
+  }
+
+  // The head op of stream s, a collective, reaches its rendezvous.
+  void arrive(Worker& w, std::uint32_t s, const Op& op) {
+    const int rank = static_cast<int>(s / kStreamsPerRank);
+    const Time now = w.now;
+    Group& g = groups[op.group];
+    const auto pos = static_cast<std::size_t>(g.position_of_rank[static_cast<std::size_t>(rank)]);
+    const auto [rzp, fresh] = open_rendezvous(g, op.group_seq);
+    Rendezvous& rz = *rzp;
+    if (fresh && options.watchdog_timeout > Time::zero()) {
+      deadlines.emplace(now + options.watchdog_timeout, op.group, op.group_seq);
+    }
+    rz.record(pos, op.collective(), op.label, now);
+    if (g.dead_members > 0) {
+      // A member already died: the library may fail this rank with it.
+      const auto m = *std::find_if(g.members.begin(), g.members.end(), [this](int r) { return dead[static_cast<std::size_t>(r)] != 0; });
+      if (std::optional<std::string> message = library->peer_died(m)) {
+        crash(rank, *message);
+        return;
+      }
+    }
+    if (++rz.count < static_cast<int>(g.members.size())) return;
+    resolve(op.group, op.group_seq, rz, now);
+  }
+
+  // Every member arrived at `now`: run the collective, or do what the
+  // library does when the members disagree.
+  void resolve(GroupId gid, std::uint64_t seq, Rendezvous& rz, Time now) {
+    const Group& g = groups[gid];
+    // Every member issued the same collective with the same label (the
+    // usual case) needs no per-member check.
+    if (!rz.uniform) {
+      Verdict verdict = library->on_mismatch(seq, g.members, rz.collectives);
+      if (verdict.kind == Verdict::kStalls) {
+        rz.stalled = true;  // never completes; the watchdog, if any, ends the job
+        return;
+      }
+      if (verdict.kind == Verdict::kFails) {
+        for (const RankFailure& f : verdict.failures) crash(f.rank, f.message);
+        return;
+      }
+      for (std::size_t p = 0; p < rz.labels.size(); ++p) {
+        if (!Rendezvous::same(rz.labels[p], rz.labels[0])) {
+          misalignments.push_back(Misalignment{gid, seq, now, g.members, rz.labels});
+          break;
+        }
+      }
+    }
+    deadlines.erase({rz.earliest_arrival + options.watchdog_timeout, gid, seq});
+    rz.start = rz.last_arrival;  // `now`
+    const Time duration = collective_time(g, rz);
+    if (contends()) {
+      for (int m : g.members) {
+        if (!dead[static_cast<std::size_t>(m)]) in_flight(m, +1, now);
+      }
+    }
+    push(now + duration, EventKind::kCollectiveDone, gid, seq, nullptr);
+  }
+
+  // `origin`: the rank whose death this one follows (CollectiveLibrary::peer_died), or -1.
+  void crash(int rank, const std::string& message, int origin = -1) {
+    auto& d = dead[static_cast<std::size_t>(rank)];
+    if (d) return;
+    d = 1;
+    crashes.push_back(Crash{rank, workers.front().now, message});
+    for (Group& g : groups) {
+      if (g.position_of_rank[static_cast<std::size_t>(rank)] >= 0) ++g.dead_members;
+    }
+    for (int k = 0; k < kStreamsPerRank; ++k) {
+      Stream& st = streams[Engine::stream_id(rank, static_cast<StreamKind>(k))];
+      st.pending.clear();
+      st.active = false;
+      st.wakes.clear();
+    }
+    // Every peer already waiting in a collective with this rank may fail with it.
+    const int first = origin < 0 ? rank : origin;
+    const std::optional<std::string> closed = library->peer_died(first);
+    if (!closed) return;
+    std::vector<int> peers;
+    for (const Group& g : groups) {
+      if (g.position_of_rank[static_cast<std::size_t>(rank)] < 0) continue;
+      for (const auto& [seq, rz] : g.open) {
+        for (std::size_t p = 0; p < g.members.size(); ++p) {
+          if (rz.arrived[p] && !dead[static_cast<std::size_t>(g.members[p])]) peers.push_back(g.members[p]);
+        }
+      }
+    }
+    for (int r : peers) crash(r, *closed, first);
+  }
+
+  void crash_now(int rank, std::string message) override { crash(rank, message); }
+
+  void crash_at(int rank, Time at, std::string message) override {
+    crash_messages.push_back(std::move(message));
+    push(at, EventKind::kCrash, static_cast<std::uint32_t>(rank), crash_messages.size() - 1, nullptr);
+  }
+
+  void finish_collective(Worker& w, GroupId gid, std::uint64_t seq) {
+    Group& g = groups[gid];
+    auto it = g.open.find(seq);
+    assert(it != g.open.end());
+    Rendezvous rz = std::move(it->second);
+    g.open.erase(it);
+    const std::size_t n = g.members.size();
+    for (std::size_t p = 0; p < n; ++p) {
+      if (dead[static_cast<std::size_t>(g.members[p])]) continue;
+      if (contends()) in_flight(g.members[p], -1, w.now);
+      finish_head(w, Engine::stream_id(g.members[p], StreamKind::kComm), rz.start, rz.arrival[p]);
+    }
+    spare_rendezvous.push_back(std::move(rz));
+  }
+
+  void dispatch(Engine& engine, Worker& w, const Event& ev) {
+    ++w.events_run;
+    switch (ev.kind) {
+      case EventKind::kOpDone:
+        if (streams[ev.target].active && current_end(ev.target, ev.payload)) {
+          finish_head(w, ev.target, streams[ev.target].start, Time{});
+        }
+        break;
+      case EventKind::kCollectiveDone:
+        finish_collective(w, ev.target, ev.payload);
+        break;
+      case EventKind::kWake:
+        ev.process->on_wake(engine, ev.payload);
+        break;
+      case EventKind::kCrash:
+        crash(static_cast<int>(ev.target), crash_messages[ev.payload]);
+        break;
+      case EventKind::kMemberDone:
+        throw std::logic_error("time order: a rank-major event");
+    }
+  }
+
+  // Only a live rank waiting in the collective can time out.
+  bool someone_waits(GroupId group, std::uint64_t seq) const {
+    const Group& g = groups[group];
+    const auto it = g.open.find(seq);
+    if (it == g.open.end()) return false;
+    for (std::size_t p = 0; p < g.members.size(); ++p) {
+      if (it->second.arrived[p] && !dead[static_cast<std::size_t>(g.members[p])]) return true;
+    }
+    return false;
+  }
+
+  // Whether the watchdog fires before `next` (the next event's time; none:
+  // ever); if so, it ends the job at its deadline.
+  bool watchdog_fires_before(std::optional<Time> next) {
+    while (!deadlines.empty() && !someone_waits(std::get<1>(*deadlines.begin()), std::get<2>(*deadlines.begin()))) {
+      deadlines.erase(deadlines.begin());
+    }
+    if (deadlines.empty()) return false;
+    const auto [at, group, seq] = *deadlines.begin();
+    if (next && !(at < *next)) return false;
+    workers.front().now = at;
+    watchdog_at = at;
+    watchdog_collective = std::make_pair(group, seq);
+    events.clear();
+    return true;
+  }
+
+  // Every event in (time, insertion) order until none is left or the
+  // watchdog fires first.
+  RunSummary run(Engine& engine) override {
+    Worker& first = workers.front();
+    while (!events.empty()) {
+      if (watchdog_fires_before(events.earliest())) break;
+      events.run_earliest([&](Time at, const Event& ev) {
+        first.now = at;
+        dispatch(engine, first, ev);
+      });
+    }
+    if (!watchdog_at) watchdog_fires_before(std::nullopt);
+    return summarise(first.now);
+  }
+};
+
+}  // namespace
+}  // namespace ddpsim::sim
