@@ -192,6 +192,7 @@ struct CalibrateOptions {
   std::string out;
   int warmup = 2;
   std::string scenario;                    ///< fit contention.compute_slowdown to the multi-rank runs with it
+  std::vector<std::string> measured_steps;  ///< W=MS: step times measured elsewhere, for the contention fit
   std::string check_scenario;              ///< with check_measured: the acceptance test
   std::vector<std::string> check_measured;
   std::optional<double> max_error_pct;
@@ -305,29 +306,59 @@ ddpsim::scenarios::CalibrationFile::Straggler straggler_section(const std::vecto
           fit.log2_penalty_ms};
 }
 
-// contention.compute_slowdown fitted to each multi-rank run with the scenario,
-// calibrated with everything else this call fitted; several runs: the median.
+// A --measured-step value, W=MS: a world size of at least 2 and a step time in ms.
+std::pair<int, double> parse_measured_step(const std::string& text) {
+  const InputError bad({"the command line", 0, 0}, "--measured-step", text,
+                       "expected W=MS: a world size of 2 or more, '=', and a step time in milliseconds above 0 (8=104.5)");
+  const std::size_t eq = text.find('=');
+  if (eq == std::string::npos) throw bad;
+  try {
+    std::size_t used_w = 0, used_ms = 0;
+    const int w = std::stoi(text.substr(0, eq), &used_w);
+    const double ms = std::stod(text.substr(eq + 1), &used_ms);
+    if (used_w != eq || used_ms != text.size() - eq - 1 || w < 2 || w > ddpsim::scenarios::kMaxWorldSize ||
+        !(ms > 0) || !std::isfinite(ms)) {
+      throw bad;
+    }
+    return {w, ms};
+  } catch (const std::logic_error&) {
+    throw bad;
+  }
+}
+
+// contention.compute_slowdown fitted with the scenario, calibrated with
+// everything else this call fitted, to each multi-rank run's mean step and
+// each --measured-step; several: the median of those s can reach (all
+// out of reach: 0).
 ddpsim::scenarios::CalibrationFile::Contention contention_section(const CalibrateOptions& o, const CalibrationInputs& in,
                                                                   const ddpsim::scenarios::CalibrationFile& so_far) {
-  if (in.multi_rank.empty()) {
+  if (in.multi_rank.empty() && o.measured_steps.empty()) {
     throw InputError({o.scenario, 0, 0}, "--scenario", o.scenario,
-                     "expected a multi-rank training run among --measured to fit contention.compute_slowdown to");
+                     "expected a multi-rank training run among --measured (or a --measured-step) to fit "
+                     "contention.compute_slowdown to");
   }
   ddpsim::scenarios::Scenario scenario = ddpsim::scenarios::load_scenario(o.scenario);
-  ddpsim::scenarios::apply_calibration_text(scenario, ddpsim::scenarios::to_yaml(so_far), "the calibration being fitted");
+  if (!so_far.sources.empty()) {
+    ddpsim::scenarios::apply_calibration_text(scenario, ddpsim::scenarios::to_yaml(so_far), "the calibration being fitted");
+  }
   ddpsim::scenarios::CalibrationFile::Contention out;
   out.comments.push_back(fmt::format(
       "contention: compute slowed while a collective is in flight, fitted with {} to the mean step time of:", o.scenario));
-  std::vector<double> fitted;
+  std::vector<ddpsim::validate::ContentionFit> fits;
+  const auto add = [&](const std::string& what, int world_size, double step_ms) {
+    const ddpsim::validate::ContentionFit& fit = fits.emplace_back(ddpsim::validate::fit_compute_slowdown(scenario, world_size, step_ms));
+    out.comments.push_back(fmt::format("  {}: s = {:.4g} ({}{})", what, fit.compute_slowdown, fit.note,
+                                       fit.out_of_reach ? "; left out of the median" : ""));
+  };
   for (const std::string& prefix : in.multi_rank) {
     const auto run = ddpsim::validate::read_measured(prefix, scenario.job.warmup_iterations);
-    const ddpsim::validate::ContentionFit fit = ddpsim::validate::fit_compute_slowdown(scenario, run);
-    out.comments.push_back(fmt::format("  {}: s = {:.4g} ({})", prefix, fit.compute_slowdown, fit.note));
-    fitted.push_back(fit.compute_slowdown);
+    add(prefix, run.world_size, run.step_ms);
   }
-  std::sort(fitted.begin(), fitted.end());
-  const std::size_t n = fitted.size();
-  out.compute_slowdown = n % 2 ? fitted[n / 2] : (fitted[n / 2 - 1] + fitted[n / 2]) / 2;
+  for (const std::string& step : o.measured_steps) {
+    const auto [w, ms] = parse_measured_step(step);
+    add("--measured-step " + step, w, ms);
+  }
+  out.compute_slowdown = ddpsim::validate::median_compute_slowdown(fits);
   return out;
 }
 
@@ -359,6 +390,10 @@ int write_calibration(const CalibrateOptions& o, const std::string& yaml) {
 // the new calibration replaces --out only if it predicts the held-out runs;
 // otherwise the last known-good one stays (exit 3).
 int calibrate(const CalibrateOptions& o) {
+  if (o.measured.empty() && o.measured_steps.empty()) {
+    throw InputError({"the command line", 0, 0}, "--measured", "",
+                     "expected ddpsim-real JSON files (--measured) or step times (--measured-step, with --scenario)");
+  }
   for (const std::string& prefix : o.check_measured) {
     for (const std::string& m : o.measured) {
       if (m == prefix + ".rank0.json" || m == prefix) {
@@ -497,13 +532,17 @@ int main(int argc, char** argv) {
   CLI::App* calibrate_cmd = app.add_subcommand("calibrate", "Fit the collective model to measured all-reduce sweeps");
   calibrate_cmd->add_option("--measured", co.measured,
                             "ddpsim-real JSON: allreduce-sweep files (one per world size) and/or one 1-rank train run (PREFIX.rank0.json)")
-      ->required()->expected(1, -1);
+      ->expected(1, -1);
   CLI::Option* calibration_out_opt = calibrate_cmd->add_option("--out", co.out, "Write the calibration (YAML; a scenario's calibration: key reads it)");
   calibrate_cmd->add_option("--warmup", co.warmup, "Training steps left out of the means (default 2)")
       ->check(CLI::Range(0, 1000000));
   calibrate_cmd->add_option("--scenario", co.scenario,
                             "Fit contention.compute_slowdown: this scenario, calibrated with the rest of the fit, "
-                            "predicting each multi-rank run among --measured");
+                            "predicting each multi-rank run among --measured and each --measured-step");
+  calibrate_cmd->add_option("--measured-step", co.measured_steps,
+                            "W=MS: a step time measured at W ranks elsewhere (a published table, a job's logs), "
+                            "for the contention fit; repeatable")
+      ->expected(1, -1)->needs("--scenario");
   CLI::Option* check_scenario = calibrate_cmd->add_option(
       "--check-scenario", co.check_scenario, "Accept the calibration only if this scenario, calibrated with it, predicts the "
                                              "--check-measured runs; else keep the last known-good --out");

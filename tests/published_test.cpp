@@ -12,6 +12,7 @@
 #include "models/baseline.hpp"
 #include "scenarios/runner.hpp"
 #include "scenarios/scenario.hpp"
+#include "validate/validation.hpp"
 
 using namespace ddpsim;
 
@@ -37,12 +38,11 @@ double median(std::vector<double> v) {
 }
 
 TEST_CASE("PyTorch's V100 DDP benchmark, every model: the simulator and the closed form, row by row") {
-  // The target is 5 % a row with the simulator closer than the closed form on
-  // the median; docs/validation.md says where it is missed (the simulator hides
-  // almost all communication behind backward, and the measurement does not).
-  // The bounds checked are what holds today: 5 % for the closed form, 7 % for
-  // the simulator, and its known bias: it is low on every multi-GPU row.
-  std::vector<double> simulated, closed_form;
+  // The target: 5 % a row, and the simulator closer than the closed form on
+  // the median of the 16 multi-GPU rows. The simulator's one fitted term,
+  // contention.compute_slowdown, comes from ResNet-50's rows alone; the
+  // other three models are held out (docs/validation.md).
+  std::vector<double> simulated, closed_form, held_out_simulated, held_out_closed_form;
   for (const Published& p : kV100) {
     const auto s = scenarios::load_scenario(scenario_path(p.scenario));
     const auto r = scenarios::run_scenario(s);
@@ -56,15 +56,37 @@ TEST_CASE("PyTorch's V100 DDP benchmark, every model: the simulator and the clos
                      << closed << " %)");
       CAPTURE(s.name);
       CAPTURE(w);
-      CHECK(std::fabs(error) < 7);
+      CHECK(std::fabs(error) < 5);
       CHECK(std::fabs(closed) < 5);
       if (w > 1) {
-        CHECK(error < 0);
         simulated.push_back(std::fabs(error));
         closed_form.push_back(std::fabs(closed));
+        if (&p != &kV100[0]) {
+          held_out_simulated.push_back(std::fabs(error));
+          held_out_closed_form.push_back(std::fabs(closed));
+        }
       }
     }
   }
   MESSAGE("median |error| over the 16 multi-GPU rows: simulator " << median(simulated) << " %, closed form "
-                                                                   << median(closed_form) << " %");
+                                                                   << median(closed_form) << " %; over the 12 held-out rows "
+                                                                   << median(held_out_simulated) << " % against "
+                                                                   << median(held_out_closed_form) << " %");
+  CHECK(median(simulated) < median(closed_form));
+}
+
+TEST_CASE("the published scenarios' contention term is what calibrate fits on ResNet-50's rows") {
+  const Published& fitted_on = kV100[0];
+  auto s = scenarios::load_scenario(scenario_path(fitted_on.scenario));
+  std::vector<validate::ContentionFit> fits;
+  for (const auto& [w, ms] : fitted_on.measured_ms) {
+    if (w > 1) fits.push_back(validate::fit_compute_slowdown(s, w, ms));
+  }
+  const double refit = validate::median_compute_slowdown(fits);
+  MESSAGE("refitted s = " << refit);
+  for (const Published& p : kV100) {
+    CAPTURE(p.scenario);
+    // The scenarios print it to six digits.
+    CHECK(scenarios::load_scenario(scenario_path(p.scenario)).job.compute_slowdown == doctest::Approx(refit).epsilon(1e-5));
+  }
 }

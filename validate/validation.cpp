@@ -124,37 +124,45 @@ Measured read_measured(const std::string& prefix, int warmup) {
   return m;
 }
 
-ContentionFit fit_compute_slowdown(const scenarios::Scenario& scenario, const Measured& run) {
+ContentionFit fit_compute_slowdown(const scenarios::Scenario& scenario, int world_size, double measured_ms) {
   scenarios::Scenario s = scenario;
+  const scenarios::SweepAxes axes{{scenario.sweep.bucket_caps_mb.front()}, {world_size}};
   const auto predict = [&](double slowdown) {
     s.job.compute_slowdown = slowdown;
-    return compare(s, {run}).front().predicted_ms;
+    const scenarios::SweepResult sweep = scenarios::run_sweep(s, axes);
+    const scenarios::SweepRow& row = sweep.rows.front();
+    if (!row.run.step_ms) {
+      throw InputError({scenario.source, 0, 0}, "world_size", std::to_string(world_size),
+                       "a scenario that completes at this world size (it hung or crashed)");
+    }
+    return *row.run.step_ms;
   };
   ContentionFit fit;
-  fit.measured_ms = run.step_ms;
+  fit.measured_ms = measured_ms;
   fit.predicted_without_ms = predict(0);
-  if (fit.predicted_without_ms >= run.step_ms) {
+  if (fit.predicted_without_ms >= measured_ms) {
     fit.predicted_ms = fit.predicted_without_ms;
     fit.note = fmt::format("W = {}: predicted {:.4g} ms without contention, at or above the measured {:.4g} ms: 0",
-                           run.world_size, fit.predicted_without_ms, run.step_ms);
+                           world_size, fit.predicted_without_ms, measured_ms);
     return fit;
   }
   double lo = 0, hi = kMaxComputeSlowdown;
-  if (const double most = predict(hi); most < run.step_ms) {
+  if (const double most = predict(hi); most < measured_ms) {
     fit.predicted_ms = fit.predicted_without_ms;
+    fit.out_of_reach = true;
     fit.note = fmt::format("W = {}: measured {:.4g} ms; even s = {:g} predicts only {:.4g} ms (without: {:.4g}): "
                            "what is missing is not compute beside communication, so 0",
-                           run.world_size, run.step_ms, hi, most, fit.predicted_without_ms);
+                           world_size, measured_ms, hi, most, fit.predicted_without_ms);
     return fit;
   }
   for (int i = 0; i < 60 && hi - lo > 1e-6 * std::max(1.0, lo); ++i) {
     const double mid = (lo + hi) / 2;
-    (predict(mid) < run.step_ms ? lo : hi) = mid;
+    (predict(mid) < measured_ms ? lo : hi) = mid;
   }
   fit.compute_slowdown = hi;
   fit.predicted_ms = predict(hi);
   fit.note = fmt::format("W = {}: measured {:.4g} ms; predicted {:.4g} ms without contention, {:.4g} ms with it",
-                         run.world_size, run.step_ms, fit.predicted_without_ms, fit.predicted_ms);
+                         world_size, measured_ms, fit.predicted_without_ms, fit.predicted_ms);
   return fit;
 }
 
@@ -237,6 +245,17 @@ std::vector<ValidationRow> compare(const scenarios::Scenario& scenario, const st
     rows.push_back(row);
   }
   return rows;
+}
+
+double median_compute_slowdown(const std::vector<ContentionFit>& fits) {
+  std::vector<double> s;
+  for (const ContentionFit& f : fits) {
+    if (!f.out_of_reach) s.push_back(f.compute_slowdown);
+  }
+  if (s.empty()) return 0;
+  std::sort(s.begin(), s.end());
+  const std::size_t n = s.size();
+  return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
 std::string validation_table(const std::vector<ValidationRow>& rows) {

@@ -45,8 +45,9 @@ struct Measured {
 /// are left out. Throws scenarios::InputError naming the file.
 Measured read_measured(const std::string& prefix, int warmup);
 
-/// contention.compute_slowdown fitted to a multi-rank run: the s at which the
-/// scenario predicts the run's mean step time (bisection on s in [0, 10]: the
+/// contention.compute_slowdown fitted to a step time measured at W ranks
+/// (a run's mean, or a published figure): the s at which the scenario
+/// predicts it at its first bucket cap (bisection on s in [0, 10]: the
 /// prediction grows with s). 0, with a note saying why, when the prediction
 /// without it is already at or above the measurement, or when even s = 10
 /// (compute at 1/11 of its speed beside communication) falls short: the gap
@@ -55,9 +56,13 @@ inline constexpr double kMaxComputeSlowdown = 10;
 struct ContentionFit {
   double compute_slowdown = 0;
   double predicted_without_ms = 0, predicted_ms = 0, measured_ms = 0;
+  bool out_of_reach = false;  ///< even s = kMaxComputeSlowdown falls short: s is not what is missing
   std::string note;
 };
-ContentionFit fit_compute_slowdown(const scenarios::Scenario& scenario, const Measured& run);
+ContentionFit fit_compute_slowdown(const scenarios::Scenario& scenario, int world_size, double measured_ms);
+/// The value for several measured steps: the median of the fits s can reach
+/// (the others say nothing about s); 0 when none can.
+double median_compute_slowdown(const std::vector<ContentionFit>& fits);
 
 /// One line per measured run that recorded DDP's gradient-ready order: whether
 /// it is the scenario's `model.gradient_ready_order`, else the first position
