@@ -194,7 +194,55 @@ struct Step {
   std::vector<double> allreduce;
   std::vector<std::int64_t> elements;
   std::string reduce_name;
+  std::vector<ModuleSpan> modules;  // in microseconds here
+  int backward_nodes = 0, joined_nodes = 0;
 };
+
+bool inside(const TraceEvent& outer, const TraceEvent& e) {
+  return &outer != &e && outer.thread == e.thread && outer.ts_us <= e.ts_us && e.ts_us + e.dur_us <= outer.ts_us + outer.dur_us;
+}
+
+// The leaf module spans of a step's forward [from, backward_start), and the
+// backward nodes of the step joined to them by sequence number.
+void read_modules(const Trace& trace, double from, double backward_start, double to, Step& step) {
+  std::vector<const TraceEvent*> spans, forward_ops, nodes;
+  for (const TraceEvent& e : trace.events) {
+    if (e.ts_us < from || e.ts_us >= to) continue;
+    const bool node = starts_with(e.name, "autograd::engine::evaluate_function: ");
+    if (node) nodes.push_back(&e);
+    if (e.ts_us >= backward_start) continue;
+    if (starts_with(e.name, "nn.Module: ")) spans.push_back(&e);
+    if (!node && e.sequence) forward_ops.push_back(&e);
+  }
+  std::vector<const TraceEvent*> leaves;
+  for (const TraceEvent* s : spans) {
+    if (std::none_of(spans.begin(), spans.end(), [&](const TraceEvent* t) { return inside(*s, *t); })) leaves.push_back(s);
+  }
+  std::stable_sort(leaves.begin(), leaves.end(), [](auto* a, auto* b) { return a->ts_us < b->ts_us; });
+  for (const TraceEvent* l : leaves) {
+    ModuleSpan m{l->name.substr(std::string_view("nn.Module: ").size()), l->dur_us, 0, {}};
+    for (const TraceEvent& e : trace.events) {
+      if (!inside(*l, e)) continue;
+      for (const auto& d : e.input_dims) m.shapes.push_back(d);
+    }
+    step.modules.push_back(std::move(m));
+  }
+  step.backward_nodes = static_cast<int>(nodes.size());
+  for (const TraceEvent* n : nodes) {
+    if (!n->sequence) continue;
+    const TraceEvent* op = nullptr;  // the outermost forward op with its sequence number
+    for (const TraceEvent* f : forward_ops) {
+      if (*f->sequence == *n->sequence && (op == nullptr || f->ts_us < op->ts_us)) op = f;
+    }
+    for (std::size_t k = 0; op != nullptr && k < leaves.size(); ++k) {
+      if (leaves[k] == op || inside(*leaves[k], *op)) {
+        step.modules[k].backward_ms += n->dur_us;
+        ++step.joined_nodes;
+        break;
+      }
+    }
+  }
+}
 
 // The elements of a collective's tensor; -1 when unknown (or not a tensor's: a
 // negative dimension, or a product past 2^53).
@@ -234,6 +282,7 @@ Step read_step(const Trace& trace, double from, double to, int index) {
     if (!a->input_dims.empty()) step.shapes.push_back(a->input_dims.front());
   }
   step.backward = *std::max_element(step.ready.begin(), step.ready.end());
+  read_modules(trace, from, backward_start, to, step);
   for (const TraceEvent* r : reduce.empty() ? enqueue : reduce) {
     step.reduce_name = r->name;
     step.allreduce.push_back(r->dur_us);
@@ -284,6 +333,19 @@ TraceSummary summarize(const Trace& trace) {
     out.ready_ms.push_back(med([j](const Step& s) { return s.ready[j]; }));
   }
   out.ready_shapes = steps.front().shapes;
+  out.backward_nodes = steps.front().backward_nodes;
+  out.joined_nodes = steps.front().joined_nodes;
+  const bool same_modules = std::all_of(steps.begin(), steps.end(), [&](const Step& s) {
+    return s.modules.size() == steps.front().modules.size() &&
+           std::equal(s.modules.begin(), s.modules.end(), steps.front().modules.begin(),
+                      [](const ModuleSpan& a, const ModuleSpan& b) { return a.shapes == b.shapes; });
+  });
+  for (std::size_t k = 0; same_modules && k < steps.front().modules.size(); ++k) {
+    ModuleSpan m = steps.front().modules[k];
+    m.forward_ms = med([k](const Step& s) { return s.modules[k].forward_ms; });
+    m.backward_ms = med([k](const Step& s) { return s.modules[k].backward_ms; });
+    out.modules.push_back(std::move(m));
+  }
   const Step& last = steps.back();  // the first may hold DDP's bucket rebuild
   out.allreduce_name = last.reduce_name;
   for (std::size_t b = 0; b < last.allreduce.size(); ++b) {

@@ -41,6 +41,20 @@ Trace read_trace(const std::string& path);
 /// The same from text; `file` names it in errors.
 Trace parse_trace(const std::string& text, const std::string& file);
 
+/// A leaf module of the forward: a `nn.Module: <Cls>_<id>` span
+/// (torch.profiler with_stack=True) that holds no other.
+struct ModuleSpan {
+  std::string name;
+  double forward_ms = 0;  ///< the span's duration
+  /// The backward nodes joined to a forward op inside the span, their
+  /// durations summed: each `autograd::engine::evaluate_function: X`'s
+  /// "Sequence number" is that of the outermost forward op with it on the
+  /// forward thread (torch 1.13 has no fwdbwd flows; "Fwd thread id" is
+  /// autograd's thread counter, not the tid, and is not matched).
+  double backward_ms = 0;
+  std::vector<std::vector<std::int64_t>> shapes;  ///< "Input Dims" of the ops inside, when recorded
+};
+
 /// Medians over the trace's steps, in ms.
 struct TraceSummary {
   int steps = 0;
@@ -56,6 +70,10 @@ struct TraceSummary {
   std::string allreduce_name;
   std::vector<double> allreduce_ms;
   std::vector<std::int64_t> allreduce_elements;  ///< from "Input Dims" or "In msg nelems", when recorded
+  /// The forward's leaf modules, in time order (empty without module spans,
+  /// or when the steps disagree on them); medians over the steps.
+  std::vector<ModuleSpan> modules;
+  int backward_nodes = 0, joined_nodes = 0;  ///< of a step: backward nodes, and those joined to a module
 };
 
 /// Throws scenarios::InputError when the trace has no step or a step has no backward.

@@ -60,6 +60,45 @@ TEST_CASE("a torch 2.x Kineto trace: steps, backward from the AccumulateGrad end
   CHECK(written.find("layer's backward_ms") != std::string::npos);
 }
 
+TEST_CASE("module spans (with_stack=True): per-layer forward, and backward nodes joined by sequence number") {
+  const validate::Trace trace = validate::read_trace(kDir + "/tiny_modules_kineto2x.json");
+  const validate::TraceSummary s = validate::summarize(trace);
+  // tests/traces/make_modules_trace.py: Sequential_0 (not a leaf) around
+  // Linear_0 (60 us, its op seq 10) and Linear_1 (50 us, seq 12); the
+  // backward nodes seq 12 (60 us) and seq 10 (80 us).
+  REQUIRE(s.modules.size() == 2);
+  CHECK(s.modules[0].name == "Linear_0");
+  CHECK(s.modules[1].name == "Linear_1");
+  CHECK(s.modules[0].forward_ms == doctest::Approx(0.060));
+  CHECK(s.modules[1].forward_ms == doctest::Approx(0.050));
+  CHECK(s.modules[0].backward_ms == doctest::Approx(0.080));
+  CHECK(s.modules[1].backward_ms == doctest::Approx(0.060));
+  CHECK(s.backward_nodes == 2);
+  CHECK(s.joined_nodes == 2);
+  CHECK(s.forward_ms == doctest::Approx(0.3005));  // the step's numbers do not change
+
+  const scenarios::Scenario before = scenarios::load_scenario(kDir + "/tiny.yaml");
+  const std::string written = validate::import_into_scenario(before, slurp(kDir + "/tiny.yaml"), trace, s);
+  const scenarios::Scenario after = scenarios::parse_scenario(written, "imported.yaml");
+  // Forward 0.3005 ms split 60:50 (the scenario said 1:1).
+  // Per parameter: layer "0" holds parameters 0 and 1, layer "1" 2 and 3.
+  const auto forward = [](const scenarios::Scenario& sc, std::size_t a, std::size_t b) {
+    return sc.job.model.forward[a].ms() + sc.job.model.forward[b].ms();
+  };
+  CHECK(forward(after, 0, 1) == doctest::Approx(0.3005 * 60 / 110).epsilon(1e-4));
+  CHECK(forward(after, 2, 3) == doctest::Approx(0.3005 * 50 / 110).epsilon(1e-4));
+  CHECK(written.find("from its module's span") != std::string::npos);
+  CHECK(written.find("Linear_0 0.0600 / 0.0800 ms, Linear_1 0.0500 / 0.0600 ms") != std::string::npos);
+
+  // Spans that are not the scenario's layers (their ops take other shapes): the scenario's split stays.
+  validate::TraceSummary swapped = s;
+  std::swap(swapped.modules[0], swapped.modules[1]);
+  const std::string kept = validate::import_into_scenario(before, slurp(kDir + "/tiny.yaml"), trace, swapped);
+  const scenarios::Scenario unchanged = scenarios::parse_scenario(kept, "kept.yaml");
+  CHECK(forward(unchanged, 0, 1) == doctest::Approx(0.3005 / 2).epsilon(1e-4));
+  CHECK(kept.find("2 leaf module spans are not the scenario's 2 layers") != std::string::npos);
+}
+
 TEST_CASE("Debian's torch 1.13 (no Kineto): the legacy array, delimited by DDP's forward") {
   const validate::Trace trace = validate::read_trace(kDir + "/mlp_torch113_cpu.json");
   CHECK(trace.format == "legacy autograd profiler");

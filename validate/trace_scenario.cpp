@@ -52,6 +52,25 @@ struct Applied {
   std::string forward, backward, order;
 };
 
+// Whether the trace's leaf modules are the scenario's layers, one for one in
+// order: as many, and (when the trace recorded shapes) each module's ops
+// take every parameter shape of its layer.
+bool modules_are_layers(const YAML::Node& layers, const scenarios::Scenario& s, const TraceSummary& summary) {
+  if (summary.modules.size() != layers.size() || layers.size() == 0) return false;
+  const models::ModelSpec& m = s.job.model;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const ModuleSpan& module = summary.modules[i];
+    if (module.shapes.empty()) continue;
+    for (const YAML::Node& p : layers[i]["params"]) {
+      const auto param = std::find_if(m.parameters.begin(), m.parameters.end(),
+                                      [&](const models::Tensor& q) { return q.name == p.as<std::string>(); });
+      if (param == m.parameters.end()) continue;
+      if (std::find(module.shapes.begin(), module.shapes.end(), param->shape) == module.shapes.end()) return false;
+    }
+  }
+  return true;
+}
+
 // model.layers: backward from when each layer's last gradient became ready,
 // forward scaled to the trace's total.
 Applied apply_layers(YAML::Node layers, const scenarios::Scenario& s, const std::map<std::string, double>& ready,
@@ -78,14 +97,24 @@ Applied apply_layers(YAML::Node layers, const scenarios::Scenario& s, const std:
     previous = std::max(previous, last[i]);
     layers[i]["backward_ms"] = number(own);
   }
+  const bool measured = modules_are_layers(layers, s, summary);
+  if (measured) {
+    for (std::size_t i = 0; i < layers.size(); ++i) forward[i] = summary.modules[i].forward_ms;
+  }
   const double total = std::accumulate(forward.begin(), forward.end(), 0.0);
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const double f = total > 0 ? forward[i] * summary.forward_ms / total : summary.forward_ms / static_cast<double>(layers.size());
     layers[i]["forward_ms"] = number(f);
   }
-  return {total > 0 ? fmt::format("each layer's forward_ms scaled by {:.4g} to it", summary.forward_ms / total)
-                    : "split evenly over the layers",
-          "each layer's backward_ms: from the previous layer's last gradient to its own (AccumulateGrad ends)", ""};
+  std::string how = total > 0 ? fmt::format("each layer's forward_ms scaled by {:.4g} to it", summary.forward_ms / total)
+                              : "split evenly over the layers";
+  if (measured) {
+    how = fmt::format("each layer's forward_ms from its module's span, scaled by {:.4g} to it (the loss and the glue "
+                      "between modules spread in proportion)", summary.forward_ms / total);
+  } else if (!summary.modules.empty()) {
+    how += fmt::format(" ({} leaf module spans are not the scenario's {} layers, in order)", summary.modules.size(), layers.size());
+  }
+  return {how, "each layer's backward_ms: from the previous layer's last gradient to its own (AccumulateGrad ends)", ""};
 }
 
 std::string header(const scenarios::Scenario& s, const Trace& trace, const TraceSummary& summary, const Applied& applied) {
@@ -107,6 +136,15 @@ std::string header(const scenarios::Scenario& s, const Trace& trace, const Trace
     }
     h += fmt::format("#   {} in the last step: {} (not used: the collective section comes from a sweep)\n",
                      summary.allreduce_name, fmt::join(spans, ", "));
+  }
+  if (!summary.modules.empty()) {
+    std::vector<std::string> modules;
+    for (const ModuleSpan& m : summary.modules) {
+      modules.push_back(fmt::format("{} {:.4f} / {:.4f} ms", m.name, m.forward_ms, m.backward_ms));
+    }
+    h += fmt::format("#   leaf modules, forward span / backward nodes joined by sequence number ({} of a step's {} "
+                     "nodes joined): {}\n",
+                     summary.joined_nodes, summary.backward_nodes, fmt::join(modules, ", "));
   }
   return h;
 }
