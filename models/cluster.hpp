@@ -43,9 +43,13 @@ struct Fabric {
   double oversubscription = 1;  ///< fat tree: leaf downlink capacity / uplink capacity
 };
 
+enum class GpuArch : std::uint8_t;
+
 struct ClusterSpec {
   int nodes = 1;
   int gpus_per_node = 1;
+  std::optional<GpuArch> gpu;  ///< cluster.gpu: what NCCL's tuning model reads (collective.model nccl)
+  bool nvlink = true;          ///< cluster.intra.link: NVLink (else PCIe) inside a node, for NCCL's model
   Fabric intra;          ///< star or ring
   int nics_per_node = 1;
   Fabric inter;          ///< star or fat tree
@@ -58,6 +62,8 @@ struct ClusterSpec {
 ClusterSpec single_switch(int gpus, const NetworkParams& net);
 
 enum class Algorithm : std::uint8_t { kRing, kHierarchical };
+/// How a collective is priced: alpha-beta ring formulas, or NCCL's tuning model.
+enum class CollectiveModel : std::uint8_t { kRing, kNccl };
 std::string_view to_string(Algorithm algorithm);
 /// The scenario file's spelling: "star", "ring" or "fat_tree".
 std::string_view to_string(Fabric::Topology topology);

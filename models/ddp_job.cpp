@@ -1,5 +1,7 @@
 #include "models/ddp_job.hpp"
 
+#include "models/nccl_model.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -72,6 +74,10 @@ bool keeps_lockstep(const DdpJob& job) {
 }
 
 std::unique_ptr<CollectiveTimer> analytic_timer(const DdpJob& job, int world_size) {
+  if (job.collective_model == CollectiveModel::kNccl) {
+    if (!job.cluster) throw std::invalid_argument("NCCL's model needs a cluster");
+    return std::make_unique<NcclTimer>(*job.cluster, job.network.launch_overhead, job.nccl_bandwidth_scale);
+  }
   return std::make_unique<AnalyticTimer>(job.cluster ? *job.cluster : single_switch(world_size, job.network),
                                          job.network.launch_overhead, job.algorithm);
 }

@@ -41,6 +41,10 @@ struct DdpJob {
   NetworkParams network;      ///< without a cluster: every route's latency and bandwidth; always: the launch overhead
   std::optional<ClusterSpec> cluster;  ///< none: one switch joining every rank with `network`'s routes
   Algorithm algorithm = Algorithm::kRing;  ///< all-reduce algorithm
+  /// collective.model: the alpha-beta ring formulas, or NCCL's tuning model on
+  /// the cluster (models/nccl_model.hpp), its bandwidths times nccl_bandwidth_scale.
+  CollectiveModel collective_model = CollectiveModel::kRing;
+  double nccl_bandwidth_scale = 1;
   StragglerModel straggler;
   std::vector<Fault> faults;
   Backend backend = Backend::kNccl;

@@ -183,6 +183,11 @@ std::vector<int> world_sizes_needed(const Scenario& scenario, const SweepAxes& a
 void with_timer(const Scenario& scenario, const SweepAxes& axes, const std::function<void(models::CollectiveTimer*)>& body,
                 std::optional<netsim::SimgridStats>* stats) {
   if (scenario.engine != "simgrid") return body(nullptr);
+  if (scenario.job.collective_model == models::CollectiveModel::kNccl) {
+    throw InputError({scenario.source, 0, 0}, "engine", "'simgrid'",
+                     "expected the analytic engine with collective.model nccl (NCCL's model prices collectives "
+                     "analytically; SimGrid times the ring's transfers)");
+  }
   const std::vector<int> sizes = world_sizes_needed(scenario, axes);
   if (sizes.back() > kMaxSimgridRanks) {
     throw InputError({scenario.source, 0, 0}, "world_size", std::to_string(sizes.back()),

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "models/nccl_model.hpp"
 #include "models/presets.hpp"
 #include "netsim/simgrid_options.hpp"
 #include "scenarios/input_error.hpp"
@@ -166,6 +167,7 @@ models::Fabric read_fabric(const Section& f) {
   out.bandwidth_GBps = f.number("bandwidth_GBps", 0, true, 1e6, std::nullopt, "GB/s, 1 GB = 1e9 bytes");
   out.latency = f.micros("latency_us", std::nullopt);
   out.full_duplex = f.choice("duplex", "full") == "full";
+  if (f.path() != "cluster.intra") f.forbid("link", "only the intra-node fabric has a link kind");
   if (out.topology == models::Fabric::Topology::kFatTree) {
     out.nodes_per_switch = static_cast<int>(f.integer("nodes_per_switch", 1, kMaxWorldSize, std::nullopt));
     out.oversubscription = f.number("oversubscription", 1, false, 1e6, 1.0, "downlink:uplink capacity ratio, 1 = full bisection");
@@ -182,11 +184,13 @@ models::ClusterSpec read_cluster(const Section& top) {
   models::ClusterSpec out;
   out.nodes = static_cast<int>(c.integer("nodes", 1, kMaxWorldSize, std::nullopt));
   out.gpus_per_node = static_cast<int>(c.integer("gpus_per_node", 1, 1 << 16, std::nullopt));
+  if (c.has("gpu")) out.gpu = models::parse_gpu_arch(c.choice("gpu", ""));
   if (static_cast<std::int64_t>(out.nodes) * out.gpus_per_node > kMaxWorldSize) {
     c.fail_value("nodes", fmt::format("at most {} GPUs in all (nodes x gpus_per_node)", kMaxWorldSize));
   }
   if (!c.has("intra")) c.missing("intra", "the intra-node fabric: topology, bandwidth_GBps, latency_us");
   out.intra = read_fabric(c.child("intra"));
+  out.nvlink = c.child("intra").choice("link", "nvlink") == "nvlink";
   if (out.nodes > 1) {
     if (!c.has("inter")) c.missing("inter", "the inter-node network: topology, bandwidth_GBps, latency_us");
     out.nics_per_node = static_cast<int>(c.integer("nics_per_node", 1, out.gpus_per_node, 1));
@@ -227,6 +231,24 @@ void read_data(const Section& top, Scenario& out) {
   } else {
     for (auto k : {"shuffle", "drop_last", "set_epoch", "epochs"}) data.forbid(k, "needs data.dataset_size");
   }
+}
+
+// collective.model and what it needs: NCCL's model prices on a cluster
+// whose GPU generation is known, with the analytic engine, choosing its own
+// algorithm.
+void read_collective_model(const Section& top, Scenario& out) {
+  models::DdpJob& job = out.job;
+  const Section coll = top.child("collective");
+  if (coll.choice("model", "ring") == "ring") {
+    coll.forbid("bandwidth_scale", "it scales NCCL's bandwidths: collective.model nccl");
+    return;
+  }
+  job.collective_model = models::CollectiveModel::kNccl;
+  job.nccl_bandwidth_scale = coll.number("bandwidth_scale", 0, true, 100, 1.0, "");
+  if (!job.cluster) coll.fail_value("model", "expected ring (the default) without a cluster section: NCCL's model reads the cluster's GPUs and links");
+  if (!job.cluster->gpu) top.child("cluster").missing("gpu", "the GPU generation for NCCL's model: volta, ampere, hopper or blackwell");
+  if (job.algorithm != models::Algorithm::kRing) coll.fail_value("algorithm", "expected ring (the default) with collective.model nccl: NCCL chooses its algorithm");
+  if (out.engine != "analytic") coll.fail_value("model", "expected ring (the default) with engine simgrid: NCCL's model prices collectives analytically");
 }
 
 // The collective, watchdog and cluster sections: the backend, the
@@ -272,6 +294,7 @@ void read_network(const Section& top, Scenario& out) {
     job.network.bandwidth_GBps = coll.number("bandwidth_GBps", 0, true, 1e6, std::nullopt, "GB/s, 1 GB = 1e9 bytes");
   }
   job.network.launch_overhead = coll.micros("launch_overhead_us", 0.0);
+  read_collective_model(top, out);
 }
 
 }  // namespace

@@ -55,6 +55,16 @@ void add_companions(YAML::Node& root, const std::string& path) {
   if (path == "straggler.penalty_ms") root["straggler"]["model"] = "log2";
   if (path == "straggler.mean_ms" || path == "straggler.max_ms") root["straggler"]["model"] = "jitter";
   if (path == "straggler.max_ms") root["straggler"]["distribution"] = "uniform";
+  if (path == "collective.bandwidth_scale") {  // NCCL's model: a cluster with its GPU generation
+    root["collective"] = YAML::Node(YAML::NodeType::Map);
+    root["collective"]["model"] = "nccl";
+    YAML::Node c = root["cluster"];
+    c["nodes"] = 1;
+    c["gpus_per_node"] = 2;
+    c["gpu"] = "ampere";
+    c["intra"]["bandwidth_GBps"] = 100;
+    c["intra"]["latency_us"] = 1;
+  }
   if (starts("cluster.")) {
     root.remove("collective");
     YAML::Node c = root["cluster"];

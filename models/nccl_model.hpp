@@ -1,0 +1,106 @@
+#pragma once
+// NCCL's own cost model: the time NCCL's tuner predicts for a collective,
+// per (algorithm, protocol), and the choice it makes among them (the
+// minimum). Pinned to NCCL v2.30.7's src/graph/tuning.cc
+// (ncclTunerConstantsDefaults, ncclTopoTuneModel, ncclTopoGetAlgoTime),
+// as ../shared/reference/nccl_model.md transcribes it; the derivation and
+// what is left out: docs/cost-models.md#nccls-tuning-model.
+//
+// Modelled: the Ring and Tree algorithms, the LL, LL128 and Simple
+// protocols, all_reduce, all_gather, reduce_scatter, broadcast and reduce,
+// one or several nodes. Not modelled: NVLS, NVLSTree, CollNet and PAT (their
+// graph bandwidths are not derivable from a cluster description without
+// NCCL's topology search), tuner plugins, grouped launches (numPipeOps 1).
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "models/cluster.hpp"
+#include "sim/op_sink.hpp"
+
+namespace ddpsim::models {
+
+enum class GpuArch : std::uint8_t { kVolta, kAmpere, kHopper, kBlackwell };
+/// "volta", "ampere", "hopper", "blackwell" (cluster.gpu), or nothing.
+std::optional<GpuArch> parse_gpu_arch(std::string_view name);
+std::string_view to_string(GpuArch arch);
+/// CUDA compute capability x 10 of each generation (70, 80, 90, 100).
+int compute_capability(GpuArch arch);
+
+enum class NcclAlgo : std::uint8_t { kTree, kRing };
+enum class NcclProto : std::uint8_t { kLL, kLL128, kSimple };
+std::string_view to_string(NcclAlgo algo);
+std::string_view to_string(NcclProto proto);
+
+/// What NCCL's model reads of the machine.
+struct NcclTopology {
+  GpuArch arch = GpuArch::kAmpere;
+  int nodes = 1;
+  int gpus_per_node = 1;
+  bool nvlink = true;        ///< GPUs of a node talk over NVLink (else PCIe)
+  int channels = 1;          ///< graph.nChannels (before NCCL doubles them for launch)
+  double bw_intra_GBps = 1;  ///< graph.bwIntra: per channel, inside a node
+  double bw_inter_GBps = 1;  ///< graph.bwInter: per channel, between nodes
+  bool intel_cpu = true;     ///< the host CPUs: Intel (else AMD or mixed), for the network overhead and LL caps
+  double latency_inter_us = 0;  ///< graph.latencyInter: added to every network hop
+  bool ll128 = true;         ///< LL128 enabled (NCCL: NVLink inside nodes, and the network path allows it)
+};
+
+/// NCCL's graph search on a node whose GPUs reach each other at
+/// `intra_GBps` (a GPU's NVLink total through NVSwitch, or PCIe): the
+/// per-channel speed, the channel count, and the doubling of
+/// ncclTopoDupChannels. Between nodes each channel gets an equal share of
+/// the node's NICs, `inter_GBps` in all, at most its intra speed.
+NcclTopology nccl_topology(GpuArch arch, int nodes, int gpus_per_node, bool nvlink, double intra_GBps,
+                           double inter_GBps);
+
+/// NCCL's prediction for one (algorithm, protocol): latency (us),
+/// algorithm bandwidth (GB/s; 0: not available) and the resulting time (us).
+struct NcclCost {
+  NcclAlgo algo = NcclAlgo::kRing;
+  NcclProto proto = NcclProto::kSimple;
+  double latency_us = 0;      ///< the table's (NCCL_DEBUG_SUBSYS=TUNING prints it)
+  double bandwidth_GBps = 0;  ///< the table's
+  /// What this call's time uses: the latency after the multi-node ring's
+  /// plateau factor, the bandwidth after the tree's size correction.
+  double call_latency_us = 0, call_bandwidth_GBps = 0;
+  double time_us = -1;  ///< -1: not available for this collective and machine
+};
+
+/// Every (algorithm, protocol) NCCL weighs for `kind` of `bytes` (nccl-tests'
+/// size: the total for all_gather and reduce_scatter) over `ranks` ranks
+/// placed node-major on `topo`, in NCCL's loop order (algorithm, then
+/// protocol).
+std::vector<NcclCost> nccl_costs(const NcclTopology& topo, sim::CollectiveKind kind, std::int64_t bytes, int ranks);
+/// The one NCCL picks: the strict minimum time, the first in loop order on a tie.
+NcclCost nccl_choice(const NcclTopology& topo, sim::CollectiveKind kind, std::int64_t bytes, int ranks);
+
+/// NCCL's topology for `cluster` (cluster.gpu required): the intra-node
+/// route bandwidth as a GPU's NVLink (or PCIe) total, the NICs of a node as
+/// the network (nics_per_node x inter.bandwidth_GBps).
+NcclTopology nccl_topology(const ClusterSpec& cluster);
+
+/// The analytic engine with NCCL's tuning model (collective.model: nccl):
+/// a collective takes what NCCL's model gives for the (algorithm, protocol)
+/// NCCL picks, with its bandwidth times `bandwidth_scale`, plus `floor` (the
+/// launch and synchronisation NCCL's model leaves out), both fitted by
+/// `ddpsim calibrate --nccl-tests`. A slow link divides the bandwidth by its
+/// factor (every algorithm crosses every rank's links).
+class NcclTimer final : public CollectiveTimer {
+ public:
+  NcclTimer(const ClusterSpec& cluster, sim::Time floor, double bandwidth_scale);
+  std::string_view engine() const override { return "analytic"; }
+  sim::Time time(const sim::Collective& c, int group_size, const std::vector<SlowLink>& slow) override;
+  /// The time in us and NCCL's choice, before rounding to the nanosecond.
+  std::pair<double, NcclCost> predict(sim::CollectiveKind kind, std::int64_t bytes, int group_size, double slow_factor = 1) const;
+
+ private:
+  NcclTopology topology_;
+  sim::Time floor_;
+  double scale_;
+};
+
+}  // namespace ddpsim::models
