@@ -178,11 +178,10 @@ NcclTopology nccl_topology(GpuArch arch, int nodes, int gpus_per_node, bool nvli
   t.channels = channels;
   t.bw_intra_GBps = per_channel;
   t.bw_inter_GBps = per_channel;
-  if (nodes > 1) {
-    // Each channel crosses the network on one NIC: the node's NIC bandwidth shared by the channels.
-    t.bw_inter_GBps = std::min(per_channel, inter_GBps / channels);
-    t.bw_intra_GBps = t.bw_inter_GBps;  // a ring crossing nodes runs at its slowest hop
-  }
+  // Each channel crosses the network on one NIC: the node's NIC bandwidth
+  // shared by the channels. NCCL's model reads it only beyond two nodes
+  // (ncclTopoTuneModel: bw = nNodes <= 2 ? bwIntra : bwInter).
+  if (nodes > 1) t.bw_inter_GBps = std::min(per_channel, inter_GBps / channels);
   return t;
 }
 

@@ -48,6 +48,7 @@ std::string to_yaml(const CalibrationFile& calibration) {
     if (c->latency_us) yaml += fmt::format("  latency_us: {:.6g}\n", *c->latency_us);
     if (c->bandwidth_GBps) yaml += fmt::format("  bandwidth_GBps: {:.6g}\n", *c->bandwidth_GBps);
     yaml += fmt::format("  launch_overhead_us: {:.6g}\n", c->launch_overhead_us);
+    if (c->bandwidth_scale) yaml += fmt::format("  bandwidth_scale: {:.6g}\n", *c->bandwidth_scale);
   }
   if (calibration.compute) yaml += compute_yaml(*calibration.compute);
   if (const auto& s = calibration.straggler) {
@@ -75,6 +76,10 @@ void apply_calibration_text(Scenario& out, std::string_view text, const std::str
     job.network.bandwidth_GBps = coll.number("bandwidth_GBps", 0, true, 1e6, std::nullopt, "GB/s, 1 GB = 1e9 bytes");
   }
   if (coll.has("launch_overhead_us")) job.network.launch_overhead = coll.micros("launch_overhead_us", std::nullopt);
+  if (job.collective_model != models::CollectiveModel::kNccl) {
+    coll.forbid("bandwidth_scale", "it scales NCCL's bandwidths: the scenario's collective.model is ring");
+  }
+  if (coll.has("bandwidth_scale")) job.nccl_bandwidth_scale = coll.number("bandwidth_scale", 0, true, 100, std::nullopt, "");
   const Section model = top.child("model");
   if (model.has("layers") || model.has("forward_ms") || model.has("backward_ms")) {
     const Section no_device = top.child("device");

@@ -22,6 +22,7 @@ struct CalibrationFile {
     std::vector<std::string> comments;  ///< the fit's quality, its notes
     std::optional<double> latency_us, bandwidth_GBps;  ///< absent when the sweeps cannot separate them
     double launch_overhead_us = 0;
+    std::optional<double> bandwidth_scale;  ///< NCCL's model (ddpsim calibrate --nccl-tests)
   };
   std::optional<Collective> collective;
 

@@ -20,7 +20,7 @@ using scenarios::testing::kLayered;
 TEST_CASE("the calibration file's writer and reader agree: what to_yaml writes, apply_calibration reads back") {
   scenarios::CalibrationFile c;
   c.sources = {"sweep_w1.json", "w1.rank0.json"};
-  c.collective = scenarios::CalibrationFile::Collective{{"a fit", "note: its quality"}, 7.5, 2.5, 3.25};
+  c.collective = scenarios::CalibrationFile::Collective{{"a fit", "note: its quality"}, 7.5, 2.5, 3.25, std::nullopt};
   scenarios::CalibrationFile::Compute compute;
   compute.comments = {"model: per-layer means"};
   compute.layers = {{"layers.0", {"layers.0.weight", "layers.0.bias"}, 0.3, 0.6},

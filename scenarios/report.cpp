@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/baseline.hpp"
+#include "models/nccl_model.hpp"
 #include "present/efficiency.hpp"
 #include "present/plot.hpp"
 #include "sim/build_info.hpp"
@@ -311,10 +312,14 @@ std::string fabric_text(const models::Fabric& f) {
   return out + (f.full_duplex ? "" : " half duplex");
 }
 
-std::string cluster_line(const models::ClusterSpec& c, models::Algorithm algorithm) {
+std::string cluster_line(const models::ClusterSpec& c, const models::DdpJob& job) {
   std::string out = fmt::format("cluster: {} node(s) x {} GPUs, intra {}", c.nodes, c.gpus_per_node, fabric_text(c.intra));
   if (c.nodes > 1) out += fmt::format(", {} NIC(s) per node, inter {}", c.nics_per_node, fabric_text(c.inter));
-  return out + fmt::format("; {} all-reduce", models::to_string(algorithm));
+  if (job.collective_model == models::CollectiveModel::kNccl) {
+    return out + fmt::format("; {} GPUs, NCCL's tuning model (floor {:g} us, bandwidth x {:g})", models::to_string(*c.gpu),
+                             job.network.launch_overhead.us(), job.nccl_bandwidth_scale);
+  }
+  return out + fmt::format("; {} all-reduce", models::to_string(job.algorithm));
 }
 
 }  // namespace
@@ -325,7 +330,7 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
                                                  : fmt::format("{} epochs x {} iterations", job.epochs, job.iterations);
   fmt::print(out, "{}: {} engine{}, seed {}, {} ({} warm-up)\n", scenario.name, result.engine,
              job.backend == models::Backend::kGloo ? " (gloo)" : "", scenario.seed, iterations, job.warmup_iterations);
-  if (job.cluster) fmt::print(out, "{}\n", cluster_line(*job.cluster, job.algorithm));
+  if (job.cluster) fmt::print(out, "{}\n", cluster_line(*job.cluster, job));
   if (result.simgrid) {
     const netsim::SimgridStats& s = *result.simgrid;
     fmt::print(out, "SimGrid: {} hosts, {} links; {} {}collectives simulated as {} transfers\n", s.hosts, s.links,
@@ -487,6 +492,12 @@ std::string to_json(const Scenario& scenario, const SweepResult& result) {
     doc["cluster"] = {{"nodes", c->nodes}, {"gpus_per_node", c->gpus_per_node}, {"intra", fabric(c->intra)},
                       {"nics_per_node", c->nics_per_node}, {"inter", c->nodes > 1 ? fabric(c->inter) : ordered_json(nullptr)},
                       {"algorithm", models::to_string(scenario.job.algorithm)}};
+    if (scenario.job.collective_model == models::CollectiveModel::kNccl) {
+      doc["cluster"]["gpu"] = models::to_string(*c->gpu);
+      doc["cluster"]["collective_model"] = {{"model", "nccl"}, {"nccl_version", "2.30.7"},
+                                            {"floor_us", scenario.job.network.launch_overhead.us()},
+                                            {"bandwidth_scale", scenario.job.nccl_bandwidth_scale}};
+    }
   }
   if (const auto& s = result.simgrid) {
     doc["simgrid"] = {{"hosts", s->hosts}, {"links", s->links}, {"collectives_simulated", s->collectives},

@@ -251,6 +251,8 @@ const std::vector<Key> kCalibrationOwn = {
     {"collective.latency_us", T::kNumber, "us", ">= 0", "the scenario's", "alpha: latency of one ring step"},
     {"collective.bandwidth_GBps", T::kNumber, "GB/s (10^9 B/s)", "> 0", "the scenario's", "link bandwidth"},
     {"collective.launch_overhead_us", T::kNumber, "us", ">= 0", "the scenario's", "fixed cost per collective"},
+    {"collective.bandwidth_scale", T::kNumber, "", "(0, 100]", "the scenario's",
+     "NCCL's bandwidths times this (`--nccl-tests`; only for a scenario with `collective.model: nccl`)"},
     {"model", T::kMapping, "", "", "none", "measured compute times"},
     {"model.layers", T::kList, "", "", "the scenario's", "per-layer times, as the scenario's `model.layers`"},
     {"model.forward_ms", T::kNumber, "ms", ">= 0", "the scenario's", "whole-model forward time"},

@@ -1,0 +1,100 @@
+// ddpsim collectives (cli/subcommands.hpp): what the scenario's collective
+// model predicts, in all_reduce_perf's columns, beside a measured table.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "cli/cli_io.hpp"
+#include "cli/subcommands.hpp"
+#include "models/ddp_job.hpp"
+#include "scenarios/input_error.hpp"
+#include "scenarios/scenario.hpp"
+#include "validate/nccl_tests.hpp"
+
+namespace ddpsim::cli {
+namespace {
+
+using scenarios::InputError;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int world_size_of(const CollectivesOptions& o, const scenarios::Scenario& s, const validate::NcclTestsTable* measured) {
+  const int largest = *std::max_element(s.sweep.world_sizes.begin(), s.sweep.world_sizes.end());
+  const int w = o.world_size > 0 ? o.world_size : measured != nullptr && measured->ranks > 0 ? measured->ranks : largest;
+  const int room = s.job.cluster ? s.job.cluster->gpus() : std::max(w, largest);
+  if (w > room) {
+    throw InputError({"the command line", 0, 0}, "--world-size", std::to_string(w),
+                     fmt::format("expected at most {} ranks: the scenario's cluster", room));
+  }
+  if (measured != nullptr && measured->ranks > 0 && measured->ranks != w) {
+    throw InputError({measured->file, 0, 0}, "# Rank", std::to_string(measured->ranks),
+                     fmt::format("expected {} ranks, the world size compared (--world-size)", w));
+  }
+  return w;
+}
+
+}  // namespace
+
+int collectives(const CollectivesOptions& o) {
+  const scenarios::Scenario scenario = scenarios::load_scenario(o.scenario);
+  const std::optional<sim::CollectiveKind> kind = validate::parse_collective_kind(o.op);
+  if (!kind) {
+    throw InputError({"the command line", 0, 0}, "--op", o.op,
+                     "expected all_reduce, all_gather, reduce_scatter or broadcast");
+  }
+  std::optional<validate::NcclTestsTable> measured;
+  if (!o.measured.empty()) measured = validate::read_nccl_tests(o.measured);
+  const int w = world_size_of(o, scenario, measured ? &*measured : nullptr);
+  std::vector<std::int64_t> sizes;
+  std::map<std::int64_t, double> measured_us;
+  if (measured) {
+    for (const auto& r : measured->rows) {
+      sizes.push_back(r.bytes);
+      measured_us[r.bytes] = r.time_us;
+    }
+  } else {
+    sizes = validate::parse_size_range(o.sizes, "--sizes");
+  }
+  const auto rows = validate::predict_collectives(scenario, *kind, sizes, w);
+  const bool nccl = scenario.job.collective_model == models::CollectiveModel::kNccl;
+  fmt::print("# {}: {} over {} ranks, {}\n", scenario.name, o.op, w,
+             nccl ? "NCCL's tuning model (v2.30.7) plus the floor" : "the alpha-beta ring model");
+  fmt::print("# {:>12} {:>12} {:>10} {:>10} {:>12} {:>8}", "size(B)", "time(us)", "algbw", "busbw", "algorithm", "proto");
+  if (measured) fmt::print(" {:>12} {:>8}", "measured", "error");
+  fmt::print("\n");
+  nlohmann::ordered_json json = {{"scenario", scenario.name}, {"op", o.op}, {"world_size", w},
+                                 {"model", nccl ? "nccl" : "ring"}, {"rows", nlohmann::ordered_json::array()}};
+  std::vector<double> errors;
+  for (const auto& r : rows) {
+    const double alg = validate::algbw_GBps(r.bytes, r.time_us), bus = validate::busbw_GBps(*kind, r.bytes, r.time_us, w);
+    fmt::print("  {:>12} {:>12.2f} {:>10.2f} {:>10.2f} {:>12} {:>8}", r.bytes, r.time_us, alg, bus, r.algorithm, r.protocol);
+    nlohmann::ordered_json row = {{"bytes", r.bytes}, {"time_us", r.time_us}, {"algbw_GBps", alg}, {"busbw_GBps", bus},
+                                  {"algorithm", r.algorithm}, {"protocol", r.protocol}};
+    if (measured) {
+      const double m = measured_us.at(r.bytes), err = m > 0 ? 100 * (r.time_us - m) / m : 0;
+      fmt::print(" {:>12.2f} {:>+7.1f}%", m, err);
+      errors.push_back(std::fabs(err));
+      row["measured_us"] = m;
+      row["error_pct"] = err;
+    }
+    fmt::print("\n");
+    json["rows"].push_back(std::move(row));
+  }
+  if (measured) {
+    fmt::print("median |error| over {} sizes: {:.1f} %\n", errors.size(), median(errors));
+    json["median_abs_error_pct"] = median(errors);
+  }
+  if (!o.json.empty()) write_file(o.json, json.dump(2) + "\n");
+  return 0;
+}
+
+}  // namespace ddpsim::cli

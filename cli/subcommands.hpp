@@ -1,0 +1,38 @@
+#pragma once
+// The ddpsim subcommands that live in their own files: calibrate
+// (cli/calibrate_cmd.cpp) and collectives (cli/collectives_cmd.cpp).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddpsim::cli {
+
+struct CalibrateOptions {
+  std::vector<std::string> measured;
+  std::string out;
+  int warmup = 2;
+  std::string scenario;                     ///< fit contention.compute_slowdown to the multi-rank runs with it
+  std::vector<std::string> measured_steps;  ///< W=MS: step times measured elsewhere, for the contention fit
+  std::vector<std::string> nccl_tests;      ///< nccl-tests output: fit NCCL's model (the scenario's) to it
+  std::string check_scenario;               ///< with check_measured: the acceptance test
+  std::vector<std::string> check_measured;
+  std::optional<double> max_error_pct;
+};
+
+/// ddpsim calibrate. Returns the exit code (3: the check rejected the fit).
+int calibrate(const CalibrateOptions& o);
+
+struct CollectivesOptions {
+  std::string scenario;
+  std::string op = "all_reduce";
+  std::string sizes = "8:16G";
+  int world_size = 0;  ///< 0: the scenario's largest
+  std::string measured;  ///< nccl-tests output to compare with
+  std::string json;
+};
+
+/// ddpsim collectives: the scenario's collective model as an nccl-tests table.
+int collectives(const CollectivesOptions& o);
+
+}  // namespace ddpsim::cli
