@@ -49,7 +49,12 @@ int collectives(const CollectivesOptions& o) {
   const std::optional<sim::CollectiveKind> kind = validate::parse_collective_kind(o.op);
   if (!kind) {
     throw InputError({"the command line", 0, 0}, "--op", o.op,
-                     "expected all_reduce, all_gather, reduce_scatter or broadcast");
+                     "expected all_reduce, all_gather, reduce_scatter, broadcast, reduce or all_to_all");
+  }
+  if (*kind == sim::CollectiveKind::kAllToAll && scenario.job.collective_model == models::CollectiveModel::kNccl) {
+    throw InputError({"the command line", 0, 0}, "--op", o.op,
+                     "expected a collective of NCCL's tuning model: NCCL runs all_to_all as grouped send/recv, "
+                     "outside it (the ring model prices it as W-1 pairwise steps)");
   }
   std::optional<validate::NcclTestsTable> measured;
   if (!o.measured.empty()) measured = validate::read_nccl_tests(o.measured);

@@ -262,7 +262,7 @@ int main(int argc, char** argv) {
   CLI::App* collectives_cmd = app.add_subcommand(
       "collectives", "Print the collective times a scenario predicts, in nccl-tests' columns (and beside a measured table)");
   collectives_cmd->add_option("scenario", xo.scenario, "Scenario YAML file")->required();
-  collectives_cmd->add_option("--op", xo.op, "all_reduce (default), all_gather, reduce_scatter or broadcast");
+  collectives_cmd->add_option("--op", xo.op, "all_reduce (default), all_gather, reduce_scatter, broadcast, reduce or all_to_all");
   collectives_cmd->add_option("--sizes", xo.sizes, "MIN:MAX bytes, every power of two between (default 8:16G; K, M, G = 1,024^n)");
   collectives_cmd->add_option("--world-size", xo.world_size, "Ranks (default: the measured table's, else the scenario's largest)")
       ->check(CLI::Range(1, 1 << 20));

@@ -51,6 +51,14 @@ sim::Time ring_reduce_scatter_time(const NetworkParams& net, std::int64_t bytes,
   return ring_all_gather_time(net, bytes, world_size);
 }
 
+sim::Time ring_reduce_time(const NetworkParams& net, std::int64_t bytes, int world_size) {
+  return ring_broadcast_time(net, bytes, world_size);
+}
+
+sim::Time all_to_all_time(const NetworkParams& net, std::int64_t bytes, int world_size) {
+  return ring_all_gather_time(net, bytes, world_size);
+}
+
 sim::Time collective_time(const NetworkParams& net, const sim::Collective& c, int world_size) {
   switch (c.kind) {
     case sim::CollectiveKind::kAllReduce: return ring_all_reduce_time(net, c.bytes, world_size);
@@ -58,6 +66,8 @@ sim::Time collective_time(const NetworkParams& net, const sim::Collective& c, in
     case sim::CollectiveKind::kBarrier: return collective_time(net, priced_as(c), world_size);
     case sim::CollectiveKind::kAllGather: return ring_all_gather_time(net, c.bytes, world_size);
     case sim::CollectiveKind::kReduceScatter: return ring_reduce_scatter_time(net, c.bytes, world_size);
+    case sim::CollectiveKind::kReduce: return ring_reduce_time(net, c.bytes, world_size);
+    case sim::CollectiveKind::kAllToAll: return all_to_all_time(net, c.bytes, world_size);
   }
   throw std::logic_error("unknown collective kind");
 }

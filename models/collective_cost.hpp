@@ -24,6 +24,11 @@ sim::Time ring_broadcast_time(const NetworkParams& net, std::int64_t bytes, int 
 sim::Time ring_all_gather_time(const NetworkParams& net, std::int64_t bytes, int world_size);
 /// Ring reduce-scatter of `bytes` in total (bytes / W left on each rank): the all-gather's steps, reversed.
 sim::Time ring_reduce_scatter_time(const NetworkParams& net, std::int64_t bytes, int world_size);
+/// Ring reduce to one root: the broadcast's pipelined chain, reversed.
+sim::Time ring_reduce_time(const NetworkParams& net, std::int64_t bytes, int world_size);
+/// All-to-all of `bytes` per rank (bytes / W to each rank) as W-1 pairwise
+/// exchange steps: launch + (W-1) alpha + (W-1)/W * bytes / bandwidth.
+sim::Time all_to_all_time(const NetworkParams& net, std::int64_t bytes, int world_size);
 /// Any collective the engine may issue; a barrier as priced_as says (a 4-byte all-reduce).
 sim::Time collective_time(const NetworkParams& net, const sim::Collective& c, int world_size);
 

@@ -54,6 +54,18 @@ TEST_CASE("all-gather and reduce-scatter: launch + (W-1) alpha + (W-1)/W bytes/b
   CHECK(1e9 / t * 7.0 / 8.0 == doctest::Approx(10.0).epsilon(1e-8));
 }
 
+TEST_CASE("reduce is the broadcast's chain; all-to-all is W-1 pairwise steps of bytes / W") {
+  const NetworkParams net = lab_network();
+  for (int w : {1, 2, 8}) {
+    CHECK(models::collective_time(net, {sim::CollectiveKind::kReduce, 4'000'000}, w) ==
+          models::ring_broadcast_time(net, 4'000'000, w));
+  }
+  // W=4: 50 + 3*180 + 0.75*160 = 710 us, as an all-gather of the same total.
+  CHECK(models::collective_time(net, {sim::CollectiveKind::kAllToAll, 4'000'000}, 4) == Time::from_us(710));
+  CHECK(sim::to_string(sim::CollectiveKind::kAllToAll) == "all_to_all");
+  CHECK(sim::to_string(sim::CollectiveKind::kReduce) == "reduce");
+}
+
 TEST_CASE("invalid network parameters are refused") {
   NetworkParams net = lab_network();
   net.bandwidth_GBps = 0;

@@ -62,8 +62,10 @@ int nsteps_of(sim::CollectiveKind kind, int n) {
     case sim::CollectiveKind::kAllReduce: return 2 * (n - 1);
     case sim::CollectiveKind::kAllGather:
     case sim::CollectiveKind::kReduceScatter: return n - 1;
-    case sim::CollectiveKind::kBroadcast: return n;
-    case sim::CollectiveKind::kBarrier: break;
+    case sim::CollectiveKind::kBroadcast:
+    case sim::CollectiveKind::kReduce: return n;
+    case sim::CollectiveKind::kBarrier:
+    case sim::CollectiveKind::kAllToAll: break;
   }
   throw std::logic_error("NCCL model: no step count for this collective");
 }
@@ -100,7 +102,7 @@ double latency(const NcclTopology& t, const Shape& s, sim::CollectiveKind kind, 
     const int nsteps = nsteps_of(kind, s.ranks);
     const int inter_steps = s.nodes == 1 ? 0 : kind == sim::CollectiveKind::kAllReduce ? 2 * (s.nodes - 1) : s.nodes - 1;
     lat += (nsteps - inter_steps) * intra + inter_steps * inter;
-  } else if (a == kRing) {  // broadcast: one hop's latency on the same channels
+  } else if (a == kRing) {  // broadcast, reduce: one hop's latency on the same channels
     lat += s.nodes > 1 ? kHwLat[kNet][kRing][p] : intra;
   } else {  // Tree all_reduce
     lat += 2 * ((s.ppn - 1) * intra + log2i(s.nodes) * inter);
@@ -187,6 +189,9 @@ NcclTopology nccl_topology(GpuArch arch, int nodes, int gpus_per_node, bool nvli
 
 std::vector<NcclCost> nccl_costs(const NcclTopology& topo, sim::CollectiveKind kind, std::int64_t bytes, int ranks) {
   if (ranks < 1 || bytes < 0) throw std::invalid_argument("NCCL model: ranks must be at least 1 and bytes >= 0");
+  if (kind == sim::CollectiveKind::kAllToAll) {
+    throw std::invalid_argument("NCCL runs all_to_all as grouped send/recv, outside its tuning model");
+  }
   if (kind == sim::CollectiveKind::kBarrier) {
     const sim::Collective as = priced_as(sim::Collective{kind, bytes});
     kind = as.kind;

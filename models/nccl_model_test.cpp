@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <stdexcept>
+
 using namespace ddpsim;
 using models::NcclAlgo;
 using models::NcclProto;
@@ -63,6 +65,15 @@ TEST_CASE("DGX A100 (nccl_model.md 3, 'Model vs. T1'): 12 channels of 20 GB/s; r
   const models::NcclTopology h = models::nccl_topology(models::GpuArch::kHopper, 1, 8, true, 370.8, 0);
   CHECK(h.channels == 12);
   CHECK(h.bw_intra_GBps == doctest::Approx(30));
+}
+
+TEST_CASE("NCCL model: reduce prices as broadcast (ring, n steps); all_to_all is outside the tuning model") {
+  const models::NcclTopology t = models::nccl_topology(models::GpuArch::kAmpere, 1, 8, true, 240, 0);
+  const auto r = models::nccl_costs(t, CollectiveKind::kReduce, 1 << 20, 8);
+  const auto b = models::nccl_costs(t, CollectiveKind::kBroadcast, 1 << 20, 8);
+  REQUIRE(r.size() == b.size());
+  for (std::size_t i = 0; i < r.size(); ++i) CHECK(r[i].time_us == b[i].time_us);
+  CHECK_THROWS_AS(models::nccl_costs(t, CollectiveKind::kAllToAll, 1 << 20, 8), std::invalid_argument);
 }
 
 TEST_CASE("NCCL model: one rank costs nothing; a barrier is a small all-reduce; tree is all_reduce only") {

@@ -226,6 +226,28 @@ class SimgridTimer final : public CollectiveTimer {
     for (int s = 0; s < 2 * (w - 1); ++s) step(ring, bytes / w);
   }
 
+  // Pipelined down the chain 0 -> 1 -> ... -> W-1 (reversed: W-1 -> ... -> 0)
+  // in K chunks: K + W - 2 rounds of (latency + n/K / bandwidth); K
+  // minimises that for the chain's slowest hop (the analytic formula is its
+  // limit, K -> inf with no per-chunk latency).
+  void chain(int w, double n, bool reversed) {
+    Hop worst = route(cluster_, 0, 1);
+    for (int r = 1; r + 1 < w; ++r) {
+      const Hop h = route(cluster_, r, r + 1);
+      if (1e3 * h.latency.us() + n / h.bandwidth_GBps > 1e3 * worst.latency.us() + n / worst.bandwidth_GBps) worst = h;
+    }
+    const double lat = 1e3 * worst.latency.us();
+    const double ideal = lat > 0 ? std::sqrt((w - 2) * n / (worst.bandwidth_GBps * lat)) : 64.0;
+    const int k = static_cast<int>(std::clamp(std::llround(ideal), 1LL, 64LL));
+    for (int t = 0; t < k + w - 2; ++t) {
+      std::vector<Pair> round;
+      for (int i = 0; i + 1 < w; ++i) {
+        if (t - i >= 0 && t - i < k) round.push_back(reversed ? Pair(w - 1 - i, w - 2 - i) : Pair(i, i + 1));
+      }
+      step(round, n / k);
+    }
+  }
+
   void execute(const sim::Collective& c, int w) {
     const double n = static_cast<double>(models::priced_as(c).bytes);
     switch (c.kind) {
@@ -251,28 +273,13 @@ class SimgridTimer final : public CollectiveTimer {
         for (int s = 0; s < w - 1; ++s) step(ring, n / w);
         return;
       }
-      case sim::CollectiveKind::kBroadcast: {
-        // Pipelined down the chain 0 -> 1 -> ... -> W-1 in K chunks: K + W - 2
-        // rounds of (latency + n/K / bandwidth); K minimises that for the
-        // chain's slowest hop (the analytic formula is its limit, K -> inf
-        // with no per-chunk latency).
-        Hop worst = route(cluster_, 0, 1);
-        for (int r = 1; r + 1 < w; ++r) {
-          const Hop h = route(cluster_, r, r + 1);
-          if (1e3 * h.latency.us() + n / h.bandwidth_GBps > 1e3 * worst.latency.us() + n / worst.bandwidth_GBps) worst = h;
-        }
-        const double lat = 1e3 * worst.latency.us();
-        const double ideal = lat > 0 ? std::sqrt((w - 2) * n / (worst.bandwidth_GBps * lat)) : 64.0;
-        const int k = static_cast<int>(std::clamp(std::llround(ideal), 1LL, 64LL));
-        for (int t = 0; t < k + w - 2; ++t) {
-          std::vector<Pair> round;
-          for (int i = 0; i + 1 < w; ++i) {
-            if (t - i >= 0 && t - i < k) round.emplace_back(i, i + 1);
-          }
-          step(round, n / k);
-        }
-        return;
-      }
+      case sim::CollectiveKind::kBroadcast:
+      case sim::CollectiveKind::kReduce:  // the broadcast's chain, run from the last rank to the root
+        return chain(w, n, c.kind == sim::CollectiveKind::kReduce);
+      case sim::CollectiveKind::kAllToAll:
+        // Every pair of ranks would need a route, W^2 of them, before the
+        // platform is sealed; no training program issues one yet.
+        throw std::invalid_argument("all_to_all is not simulated on SimGrid (the analytic engine prices it)");
     }
   }
 
@@ -318,6 +325,7 @@ SimgridStats run(const ClusterSpec& cluster, sim::Time launch_overhead, Algorith
   Platform platform(cluster, max_w);
   for (int w : world_sizes) {
     for (const Pair& p : ring_pairs(0, w, 1)) platform.add_route(p.first, p.second);
+    for (int i = 0; i + 1 < w; ++i) platform.add_route(i + 1, i);  // a reduce's chain, towards rank 0
     if (runs_hierarchical(algorithm, cluster, w)) {
       const int g = cluster.gpus_per_node, nodes = w / g;
       for (int k = 0; k < nodes; ++k) {

@@ -33,6 +33,8 @@ std::string_view to_string(CollectiveKind kind) {
     case CollectiveKind::kBarrier: return "barrier";
     case CollectiveKind::kAllGather: return "all_gather";
     case CollectiveKind::kReduceScatter: return "reduce_scatter";
+    case CollectiveKind::kReduce: return "reduce";
+    case CollectiveKind::kAllToAll: return "all_to_all";
   }
   return "?";
 }

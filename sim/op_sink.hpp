@@ -20,8 +20,9 @@ std::string_view to_string(StreamKind kind);
 
 /// nccl-tests' definitions: `bytes` of an all_gather is the gathered whole
 /// (bytes / W from each rank); of a reduce_scatter, the whole each rank
-/// reduces (bytes / W left on each).
-enum class CollectiveKind : std::uint8_t { kAllReduce, kBroadcast, kBarrier, kAllGather, kReduceScatter };
+/// reduces (bytes / W left on each); of an all_to_all, each rank's whole
+/// buffer (bytes / W to each rank); of a reduce, the buffer reduced to the root.
+enum class CollectiveKind : std::uint8_t { kAllReduce, kBroadcast, kBarrier, kAllGather, kReduceScatter, kReduce, kAllToAll };
 std::string_view to_string(CollectiveKind kind);
 
 struct Collective {

@@ -97,8 +97,10 @@ double busbw_GBps(sim::CollectiveKind kind, std::int64_t bytes, double time_us, 
   switch (kind) {
     case sim::CollectiveKind::kAllReduce: return algbw_GBps(bytes, time_us) * 2 * (n - 1) / n;
     case sim::CollectiveKind::kAllGather:
-    case sim::CollectiveKind::kReduceScatter: return algbw_GBps(bytes, time_us) * (n - 1) / n;
+    case sim::CollectiveKind::kReduceScatter:
+    case sim::CollectiveKind::kAllToAll: return algbw_GBps(bytes, time_us) * (n - 1) / n;
     case sim::CollectiveKind::kBroadcast:
+    case sim::CollectiveKind::kReduce:
     case sim::CollectiveKind::kBarrier: return algbw_GBps(bytes, time_us);
   }
   return 0;
@@ -106,7 +108,8 @@ double busbw_GBps(sim::CollectiveKind kind, std::int64_t bytes, double time_us, 
 
 std::optional<sim::CollectiveKind> parse_collective_kind(const std::string& name) {
   for (sim::CollectiveKind k : {sim::CollectiveKind::kAllReduce, sim::CollectiveKind::kAllGather,
-                                sim::CollectiveKind::kReduceScatter, sim::CollectiveKind::kBroadcast}) {
+                                sim::CollectiveKind::kReduceScatter, sim::CollectiveKind::kBroadcast,
+                                sim::CollectiveKind::kReduce, sim::CollectiveKind::kAllToAll}) {
     if (sim::to_string(k) == name) return k;
   }
   return std::nullopt;

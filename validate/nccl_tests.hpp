@@ -36,7 +36,7 @@ NcclTestsTable parse_nccl_tests(const std::string& text, const std::string& file
 /// nccl-tests' bandwidths of a collective of `bytes` in `time_us` over `ranks`.
 double algbw_GBps(std::int64_t bytes, double time_us);
 double busbw_GBps(sim::CollectiveKind kind, std::int64_t bytes, double time_us, int ranks);
-/// "all_reduce", "all_gather", "reduce_scatter", "broadcast" (the engine's kinds nccl-tests also has).
+/// "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all" (nccl-tests' kinds).
 std::optional<sim::CollectiveKind> parse_collective_kind(const std::string& name);
 
 /// One row of a predicted table: the time, and NCCL's choice (collective.model

@@ -64,6 +64,8 @@ TEST_CASE("nccl-tests' bandwidths and sizes") {
   CHECK(validate::busbw_GBps(sim::CollectiveKind::kAllReduce, 134217728, 1295.41, 8) == doctest::Approx(181.32).epsilon(1e-4));
   CHECK(validate::busbw_GBps(sim::CollectiveKind::kAllGather, 800, 1, 8) == doctest::Approx(0.7));
   CHECK(validate::busbw_GBps(sim::CollectiveKind::kBroadcast, 800, 1, 8) == doctest::Approx(0.8));
+  CHECK(validate::busbw_GBps(sim::CollectiveKind::kReduce, 800, 1, 8) == doctest::Approx(0.8));
+  CHECK(validate::busbw_GBps(sim::CollectiveKind::kAllToAll, 800, 1, 8) == doctest::Approx(0.7));
   CHECK(validate::parse_size_range("8:64", "--sizes") == std::vector<std::int64_t>{8, 16, 32, 64});
   CHECK(validate::parse_size_range("1M:4M", "--sizes") == std::vector<std::int64_t>{1 << 20, 2 << 20, 4 << 20});
   CHECK(validate::parse_size_range("16G:16G", "--sizes") == std::vector<std::int64_t>{std::int64_t{16} << 30});
