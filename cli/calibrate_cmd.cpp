@@ -127,6 +127,10 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& measur
     try {
       const auto file = ddpsim::formats::read_measured_file(path);
       if (const auto* sweep = std::get_if<ddpsim::formats::CollectiveSweep>(&file)) {
+        if (sweep->op != "all_reduce") {
+          throw InputError({path, 0, 0}, "op", sweep->op,
+                           "expected an all_reduce sweep: the collective fit is of all-reduce times");
+        }
         for (const auto& row : sweep->rows) in.points.push_back({sweep->world_size, static_cast<double>(row.bytes), row.time_us});
       } else if (const auto& run = std::get<ddpsim::formats::RankLog>(file); run.world_size > 1) {
         in.skews.push_back({run.world_size, arrival_skew_ms(path, warmup)});

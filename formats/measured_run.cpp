@@ -134,6 +134,7 @@ CollectiveSweep read_sweep(const Json& j) {
   read_if(j, "host", out.host);
   read_if(j, "ddpsim_version", out.ddpsim_version);
   read_if(j, "git_commit", out.git_commit);
+  read_if(j, "op", out.op);
   for (const Json& row : j.at("sweep")) {
     SweepRow r;
     r.bytes = integer<std::int64_t>(row.at("bytes"), "bytes");
@@ -249,10 +250,11 @@ std::string to_json(const CollectiveSweep& sweep) {
   for (const SweepRow& r : sweep.rows) {
     rows.push_back({{"bytes", r.bytes}, {"time_us", r.time_us}, {"algbw_GBps", r.algbw_GBps}, {"busbw_GBps", r.busbw_GBps}});
   }
-  return Ordered{{"transport", sweep.transport}, {"host", sweep.host},         {"ddpsim_version", sweep.ddpsim_version},
-                 {"git_commit", sweep.git_commit}, {"world_size", sweep.world_size}, {"sweep", std::move(rows)}}
-             .dump(2) +
-         "\n";
+  Ordered j{{"transport", sweep.transport}, {"host", sweep.host},         {"ddpsim_version", sweep.ddpsim_version},
+            {"git_commit", sweep.git_commit}, {"world_size", sweep.world_size}};
+  if (sweep.op != "all_reduce") j["op"] = sweep.op;  // all-reduce sweeps keep the format they always had
+  j["sweep"] = std::move(rows);
+  return j.dump(2) + "\n";
 }
 
 }  // namespace ddpsim::formats

@@ -97,6 +97,7 @@ struct SweepRow {
 struct CollectiveSweep {
   std::string file;
   std::string transport, host, ddpsim_version, git_commit;
+  std::string op = "all_reduce";  ///< nccl-tests' name of the collective swept (`op`; absent: all_reduce)
   int world_size = 1;
   std::vector<SweepRow> rows;
 };

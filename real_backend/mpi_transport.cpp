@@ -286,6 +286,30 @@ void MpiTransport::broadcast(void* data, std::size_t bytes, int root) {
                            {CollectiveLabel::Kind::kBroadcast, -1, -1}, true}));
 }
 
+void MpiTransport::sweep_collective(sim::CollectiveKind kind, float* data, std::size_t n) {
+  const int count = checked_count(n), part = count / impl_->world;
+  MPI_Comm comm = impl_->train_comm;
+  std::function<void(MPI_Request*)> start;
+  switch (kind) {
+    case sim::CollectiveKind::kAllGather:
+      start = [=](MPI_Request* r) {
+        DDPSIM_MPI_CHECK(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, part, MPI_FLOAT, comm, r));
+      };
+      break;
+    case sim::CollectiveKind::kReduceScatter:
+      start = [=](MPI_Request* r) {
+        DDPSIM_MPI_CHECK(MPI_Ireduce_scatter_block(MPI_IN_PLACE, data, part, MPI_FLOAT, MPI_SUM, comm, r));
+      };
+      break;
+    case sim::CollectiveKind::kBroadcast:
+      start = [=](MPI_Request* r) { DDPSIM_MPI_CHECK(MPI_Ibcast(data, count, MPI_FLOAT, 0, comm, r)); };
+      break;
+    default:
+      throw std::invalid_argument("a sweep runs all_gather, reduce_scatter or broadcast here");
+  }
+  impl_->wait(impl_->post({0, start, {CollectiveLabel::Kind::kSweep, -1, -1}, true}));
+}
+
 void MpiTransport::barrier() {
   MPI_Comm comm = impl_->sync_comm;
   impl_->wait(impl_->post(

@@ -29,6 +29,7 @@ class MpiTransport final : public Transport {
   CollectiveTimes wait(std::uint64_t ticket) override;
   float all_reduce_scalar(float value, CollectiveLabel label) override;
   void broadcast(void* data, std::size_t bytes, int root) override;
+  void sweep_collective(sim::CollectiveKind kind, float* data, std::size_t n) override;
   void barrier() override;
 
  private:

@@ -14,6 +14,7 @@
 
 #include <cstdio>
 #include <deque>
+#include <stdexcept>
 #include <thread>
 
 #include "real_backend/gpu_check.hpp"
@@ -94,6 +95,25 @@ class NcclTransport final : public Transport {
     destroy(*it);
     pending_.erase(it);
     return {origin_ms_ + start, origin_ms_ + done};
+  }
+
+  void sweep_collective(sim::CollectiveKind kind, float* data, std::size_t n) override {
+    const std::size_t part = n / static_cast<std::size_t>(world_size());
+    const auto at = static_cast<std::size_t>(rank()) * part;
+    switch (kind) {
+      case sim::CollectiveKind::kAllGather:  // in place: the send buffer is this rank's part of the result
+        DDPSIM_NCCL_CHECK(ncclAllGather(data + at, data, part, ncclFloat32, comm_, stream_));
+        break;
+      case sim::CollectiveKind::kReduceScatter:  // in place: the result is this rank's part of the input
+        DDPSIM_NCCL_CHECK(ncclReduceScatter(data, data + at, part, ncclFloat32, ncclSum, comm_, stream_));
+        break;
+      case sim::CollectiveKind::kBroadcast:
+        DDPSIM_NCCL_CHECK(ncclBroadcast(data, data, n, ncclFloat32, 0, comm_, stream_));
+        break;
+      default:
+        throw std::invalid_argument("a sweep runs all_gather, reduce_scatter or broadcast here");
+    }
+    DDPSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
   float all_reduce_scalar(float value, CollectiveLabel label) override {

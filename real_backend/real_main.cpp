@@ -217,18 +217,22 @@ void write_rank_json(const std::string& prefix, const ddpsim::real::Transport& t
 }
 
 // allreduce-sweep: rank 0 prints the table in nccl-tests' columns and writes --json.
-int allreduce_sweep_cmd(ddpsim::real::Transport& transport, const std::string& device, std::int64_t min_bytes,
-                        std::int64_t max_bytes, int iters, const std::string& sweep_json) {
+int allreduce_sweep_cmd(ddpsim::real::Transport& transport, const std::string& device, const std::string& op,
+                        std::int64_t min_bytes, std::int64_t max_bytes, int iters, const std::string& sweep_json) {
   const auto floats = static_cast<std::size_t>(max_bytes / 4 + 1);
   std::vector<float> host(device == "cpu" ? floats : 0, 0.0f);
   ddpsim::real::DeviceBuffer gpu(device == "gpu" ? floats : 0);
-  const auto rows =
-      ddpsim::real::allreduce_sweep(transport, device == "cpu" ? host.data() : gpu.data(), min_bytes, max_bytes, iters);
+  const ddpsim::sim::CollectiveKind kind = op == "all_gather"       ? ddpsim::sim::CollectiveKind::kAllGather
+                                           : op == "reduce_scatter" ? ddpsim::sim::CollectiveKind::kReduceScatter
+                                           : op == "broadcast"      ? ddpsim::sim::CollectiveKind::kBroadcast
+                                                                    : ddpsim::sim::CollectiveKind::kAllReduce;
+  const auto rows = ddpsim::real::collective_sweep(transport, kind, device == "cpu" ? host.data() : gpu.data(), min_bytes,
+                                                   max_bytes, iters);
   if (transport.rank() == 0) {
-    fmt::print("{:>12}  {:>12}  {:>12}  {:>12}   (W = {}, {}, nccl-tests' definitions)\n", "bytes", "time_us",
-               "algbw_GBps", "busbw_GBps", transport.world_size(), transport.name());
+    fmt::print("{:>12}  {:>12}  {:>12}  {:>12}   ({}, W = {}, {}, nccl-tests' definitions)\n", "bytes", "time_us",
+               "algbw_GBps", "busbw_GBps", op, transport.world_size(), transport.name());
     ddpsim::formats::CollectiveSweep out{"", transport.name(), host_name(), std::string(ddpsim::sim::ddpsim_version()),
-                                         std::string(ddpsim::sim::git_commit()), transport.world_size(), {}};
+                                         std::string(ddpsim::sim::git_commit()), op, transport.world_size(), {}};
     for (const auto& r : rows) {
       fmt::print("{:>12}  {:>12.2f}  {:>12.4f}  {:>12.4f}\n", r.bytes, r.time_us, r.algbw_GBps, r.busbw_GBps);
       out.rows.push_back({r.bytes, r.time_us, r.algbw_GBps, r.busbw_GBps});
@@ -291,7 +295,10 @@ int main(int argc, char** argv) {
   std::int64_t min_bytes = 8, max_bytes = std::int64_t{256} << 20;
   int sweep_iters = 5;
   std::string sweep_json;
+  std::string sweep_op = "all_reduce";
   CLI::App* sweep = app.add_subcommand("allreduce-sweep", "Time all-reduces from 8 B to 256 MiB (algbw, busbw); under mpirun");
+  sweep->add_option("--op", sweep_op, "all_reduce (default), all_gather, reduce_scatter or broadcast (nccl-tests' sizes)")
+      ->check(CLI::IsMember({"all_reduce", "all_gather", "reduce_scatter", "broadcast"}));
   sweep->add_option("--min-bytes", min_bytes, "Default 8")->check(CLI::Range(std::int64_t{4}, std::int64_t{1} << 31));
   sweep->add_option("--max-bytes", max_bytes, "Default 256 MiB")->check(CLI::Range(std::int64_t{4}, std::int64_t{1} << 31));
   sweep->add_option("--iters", sweep_iters, "Timed repetitions per size (default 5)")->check(CLI::PositiveNumber);
@@ -340,7 +347,7 @@ int main(int argc, char** argv) {
     if (device == "gpu") nccl = ddpsim::real::make_nccl_transport(mpi, *train ? timeout_s : 0);
     ddpsim::real::Transport& transport = nccl ? *nccl : static_cast<ddpsim::real::Transport&>(mpi);
     const int rank = transport.rank();
-    if (*sweep) return allreduce_sweep_cmd(transport, device, min_bytes, max_bytes, sweep_iters, sweep_json);
+    if (*sweep) return allreduce_sweep_cmd(transport, device, sweep_op, min_bytes, max_bytes, sweep_iters, sweep_json);
     o.log = [](const std::string& m) { fmt::print("{}\n", m); std::fflush(stdout); };
     const auto config = ddpsim::real::replica_config(o, transport.world_size());
     auto replica = device == "gpu" ? ddpsim::real::make_gpu_replica(config) : ddpsim::real::make_cpu_replica(config);

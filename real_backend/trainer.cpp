@@ -281,6 +281,30 @@ TrainResult train(Transport& t, Replica& model, const TrainerOptions& o) {
   return out;
 }
 
+std::vector<SweepRow> collective_sweep(Transport& t, sim::CollectiveKind kind, float* buffer, std::int64_t min_bytes,
+                                       std::int64_t max_bytes, int iters) {
+  if (kind == sim::CollectiveKind::kAllReduce) return allreduce_sweep(t, buffer, min_bytes, max_bytes, iters);
+  std::vector<SweepRow> rows;
+  const auto w = static_cast<std::size_t>(t.world_size());
+  const bool split = kind != sim::CollectiveKind::kBroadcast;  // n / W floats a rank
+  for (std::int64_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
+    std::size_t n = std::max<std::size_t>(1, static_cast<std::size_t>(bytes / 4));
+    if (split) n = std::max(w, n - n % w);
+    if (static_cast<std::int64_t>(n * 4) > max_bytes + 4) break;
+    t.sweep_collective(kind, buffer, n);  // warm-up
+    t.barrier();
+    const double t0 = steady_ms();
+    for (int i = 0; i < iters; ++i) t.sweep_collective(kind, buffer, n);
+    SweepRow r;
+    r.bytes = static_cast<std::int64_t>(n * 4);
+    r.time_us = (steady_ms() - t0) * 1000 / iters;
+    r.algbw_GBps = static_cast<double>(r.bytes) / (r.time_us * 1e3);
+    r.busbw_GBps = split ? r.algbw_GBps * static_cast<double>(w - 1) / static_cast<double>(w) : r.algbw_GBps;
+    rows.push_back(r);
+  }
+  return rows;
+}
+
 std::vector<SweepRow> allreduce_sweep(Transport& t, float* buffer, std::int64_t min_bytes, std::int64_t max_bytes, int iters) {
   std::vector<SweepRow> rows;
   const int w = t.world_size();

@@ -106,6 +106,12 @@ struct SweepRow {
 };
 /// Sizes doubling from `min_bytes` to `max_bytes`, every rank taking part. `buffer`
 /// holds at least max_bytes in memory the transport reaches.
+/// A sweep of `kind` (all_reduce, all_gather, reduce_scatter or broadcast)
+/// from min_bytes to max_bytes, doubling, in nccl-tests' sizes and
+/// bandwidths; all_gather and reduce_scatter sizes rounded down to a
+/// multiple of W floats. `buffer` holds max_bytes of transport memory.
+std::vector<SweepRow> collective_sweep(Transport& transport, sim::CollectiveKind kind, float* buffer, std::int64_t min_bytes,
+                                       std::int64_t max_bytes, int iters);
 std::vector<SweepRow> allreduce_sweep(Transport& transport, float* buffer, std::int64_t min_bytes,
                                       std::int64_t max_bytes, int iters);
 

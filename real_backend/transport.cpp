@@ -16,6 +16,8 @@ std::string describe(const CollectiveLabel& l) {
       return l.iteration < 0 ? "broadcast" : fmt::format("broadcast, iteration {}", l.iteration);
     case CollectiveLabel::Kind::kBarrier:
       return "barrier";
+    case CollectiveLabel::Kind::kSweep:
+      return fmt::format("collective {} of a sweep", l.iteration);
   }
   return "collective";
 }

@@ -8,11 +8,13 @@
 #include <cstdint>
 #include <string>
 
+#include "sim/op_sink.hpp"
+
 namespace ddpsim::real {
 
 /// What a collective is for, so a watchdog can say which one hangs.
 struct CollectiveLabel {
-  enum class Kind : int { kBucketAllReduce, kSkipVote, kBroadcast, kBarrier };
+  enum class Kind : int { kBucketAllReduce, kSkipVote, kBroadcast, kBarrier, kSweep };
   Kind kind = Kind::kBucketAllReduce;
   int iteration = -1;  ///< training step, -1 outside the loop
   int bucket = -1;     ///< for bucket all-reduces
@@ -45,6 +47,12 @@ class Transport {
   virtual float all_reduce_scalar(float value, CollectiveLabel label) = 0;
   /// Broadcasts `bytes` bytes of host memory from `root`.
   virtual void broadcast(void* data, std::size_t bytes, int root) = 0;
+  /// One collective of a sweep other than all_reduce, blocking, on `n`
+  /// floats of transport memory (n a multiple of the world size), in
+  /// nccl-tests' sense: all_gather (n / W from each rank, gathered in place),
+  /// reduce_scatter (n summed, n / W left on each rank, in place), broadcast
+  /// (n from rank 0). std::invalid_argument for any other kind.
+  virtual void sweep_collective(sim::CollectiveKind kind, float* data, std::size_t n) = 0;
   /// A barrier on a communicator of its own: it synchronises the ranks but
   /// can never be paired with a training collective.
   virtual void barrier() = 0;
