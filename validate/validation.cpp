@@ -125,6 +125,10 @@ Measured read_measured(const std::string& prefix, int warmup) {
 }
 
 ContentionFit fit_compute_slowdown(const scenarios::Scenario& scenario, int world_size, double measured_ms) {
+  if (const auto& cluster = scenario.job.cluster; cluster && world_size > cluster->gpus()) {
+    throw InputError({scenario.source, 0, 0}, "cluster", fmt::format("'{} x {} GPUs'", cluster->nodes, cluster->gpus_per_node),
+                     fmt::format("expected room for every measured world size (a step was measured at W = {})", world_size));
+  }
   scenarios::Scenario s = scenario;
   const scenarios::SweepAxes axes{{scenario.sweep.bucket_caps_mb.front()}, {world_size}};
   const auto predict = [&](double slowdown) {
