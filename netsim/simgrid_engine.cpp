@@ -201,9 +201,7 @@ class SimgridTimer final : public CollectiveTimer {
         l->set_bandwidth(l->get_bandwidth() / factor);
       }
     }
-    const double start = sg4::Engine::get_clock();
-    if (w > 1) execute(c, w);
-    const double elapsed_ns = (sg4::Engine::get_clock() - start) * 1e9;
+    const double elapsed_ns = w > 1 ? execute(c, w) * 1e9 : 0;
     for (auto it = restore.rbegin(); it != restore.rend(); ++it) it->first->set_bandwidth(it->second);
     ++stats_.collectives;
     const sim::Time t = launch_ + sim::Time::ns(std::llround(elapsed_ns));
@@ -212,25 +210,31 @@ class SimgridTimer final : public CollectiveTimer {
   }
 
  private:
-  void step(const std::vector<Pair>& pairs, double bytes) {
+  // One step: every pair's transfer at once, until the last ends; its
+  // duration in seconds.
+  double step(const std::vector<Pair>& pairs, double bytes) {
+    const double start = sg4::Engine::get_clock();
     const auto size = static_cast<std::uint64_t>(std::llround(std::max(0.0, bytes)));
     std::vector<sg4::CommPtr> comms;
     comms.reserve(pairs.size());
     for (const auto& [a, b] : pairs) comms.push_back(sg4::Comm::sendto_async(platform_.host(a), platform_.host(b), size));
     sg4::Comm::wait_all(comms);
     stats_.transfers += pairs.size();
+    return sg4::Engine::get_clock() - start;
   }
 
-  void ring_all_reduce(int w, double bytes) {
-    const std::vector<Pair> ring = ring_pairs(0, w, 1);
-    for (int s = 0; s < 2 * (w - 1); ++s) step(ring, bytes / w);
-  }
+  // `count` steps of the same transfers. Each starts on an idle network (the
+  // one before has ended, and a collective is timed alone), so each takes
+  // exactly as long as the first: it is simulated once.
+  double steps(const std::vector<Pair>& pairs, double bytes, int count) { return count > 0 ? count * step(pairs, bytes) : 0; }
+
+  double ring_all_reduce(int w, double bytes) { return steps(ring_pairs(0, w, 1), bytes / w, 2 * (w - 1)); }
 
   // Pipelined down the chain 0 -> 1 -> ... -> W-1 (reversed: W-1 -> ... -> 0)
   // in K chunks: K + W - 2 rounds of (latency + n/K / bandwidth); K
   // minimises that for the chain's slowest hop (the analytic formula is its
   // limit, K -> inf with no per-chunk latency).
-  void chain(int w, double n, bool reversed) {
+  double chain(int w, double n, bool reversed) {
     Hop worst = route(cluster_, 0, 1);
     for (int r = 1; r + 1 < w; ++r) {
       const Hop h = route(cluster_, r, r + 1);
@@ -239,16 +243,19 @@ class SimgridTimer final : public CollectiveTimer {
     const double lat = 1e3 * worst.latency.us();
     const double ideal = lat > 0 ? std::sqrt((w - 2) * n / (worst.bandwidth_GBps * lat)) : 64.0;
     const int k = static_cast<int>(std::clamp(std::llround(ideal), 1LL, 64LL));
+    double total = 0;  // the pipeline fills and drains: its rounds differ
     for (int t = 0; t < k + w - 2; ++t) {
       std::vector<Pair> round;
       for (int i = 0; i + 1 < w; ++i) {
         if (t - i >= 0 && t - i < k) round.push_back(reversed ? Pair(w - 1 - i, w - 2 - i) : Pair(i, i + 1));
       }
-      step(round, n / k);
+      total += step(round, n / k);
     }
+    return total;
   }
 
-  void execute(const sim::Collective& c, int w) {
+  // The collective's duration in seconds, simulated on the idle platform.
+  double execute(const sim::Collective& c, int w) {
     const double n = static_cast<double>(models::priced_as(c).bytes);
     switch (c.kind) {
       case sim::CollectiveKind::kAllReduce:
@@ -262,16 +269,13 @@ class SimgridTimer final : public CollectiveTimer {
         for (int i = 0; i < g; ++i) {
           for (const Pair& p : ring_pairs(i, nodes, g)) inter.push_back(p);
         }
-        for (int s = 0; s < g - 1; ++s) step(intra, n / g);                        // reduce-scatter
-        for (int s = 0; s < 2 * (nodes - 1); ++s) step(inter, n / (g * nodes));   // G ring all-reduces of n/G
-        for (int s = 0; s < g - 1; ++s) step(intra, n / g);                        // all-gather
-        return;
+        return steps(intra, n / g, g - 1)                        // reduce-scatter
+               + steps(inter, n / (g * nodes), 2 * (nodes - 1))  // G ring all-reduces of n/G
+               + steps(intra, n / g, g - 1);                     // all-gather
       }
       case sim::CollectiveKind::kAllGather:
       case sim::CollectiveKind::kReduceScatter: {  // W-1 ring steps of bytes / W, one way or the other
-        const std::vector<Pair> ring = ring_pairs(0, w, 1);
-        for (int s = 0; s < w - 1; ++s) step(ring, n / w);
-        return;
+        return steps(ring_pairs(0, w, 1), n / w, w - 1);
       }
       case sim::CollectiveKind::kBroadcast:
       case sim::CollectiveKind::kReduce:  // the broadcast's chain, run from the last rank to the root
@@ -281,6 +285,7 @@ class SimgridTimer final : public CollectiveTimer {
         // platform is sealed; no training program issues one yet.
         throw std::invalid_argument("all_to_all is not simulated on SimGrid (the analytic engine prices it)");
     }
+    throw std::logic_error("unknown collective kind");
   }
 
   Platform& platform_;

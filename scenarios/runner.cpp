@@ -191,8 +191,8 @@ void with_timer(const Scenario& scenario, const SweepAxes& axes, const std::func
   const std::vector<int> sizes = world_sizes_needed(scenario, axes);
   if (sizes.back() > kMaxSimgridRanks) {
     throw InputError({scenario.source, 0, 0}, "world_size", std::to_string(sizes.back()),
-                     fmt::format("expected at most {} ranks with the SimGrid engine (its routing table grows with W^2, and "
-                                 "1,024 ranks already take about 80 s: bench/engines.sh)",
+                     fmt::format("expected at most {} ranks with the SimGrid engine (its routing table grows with W^2: "
+                                 "2.2 GB at 16,384; bench/engines.sh)",
                                  kMaxSimgridRanks));
   }
   const models::DdpJob& job = scenario.job;

@@ -77,7 +77,7 @@ SweepResult run_sweep(const Scenario& scenario, const SweepAxes& axes, sim::Chro
 void with_timer(const Scenario& scenario, const SweepAxes& axes, const std::function<void(models::CollectiveTimer*)>& body,
                 std::optional<netsim::SimgridStats>* stats = nullptr);
 /// The SimGrid engine's limit: its full routing zone holds W^2 route slots.
-inline constexpr int kMaxSimgridRanks = 4096;
+inline constexpr int kMaxSimgridRanks = 16384;
 /// Every world size a sweep simulates: its axis, 1 (the baseline), the elastic restart's.
 std::vector<int> world_sizes_needed(const Scenario& scenario, const SweepAxes& axes);
 

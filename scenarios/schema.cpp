@@ -20,7 +20,7 @@ const std::vector<Key> kScenario = {
     {"seed", T::kInteger, "", ">= 0", "0", "seeds every random draw (jitter, sampler shuffle)"},
     {"engine", T::kChoice, "", "analytic, simgrid", "`analytic`",
      "how long collectives take: the formulas, or every transfer on a SimGrid platform "
-     "(docs/cost-models.md#the-simgrid-engine), at most 4,096 ranks; `ddpsim run --engine` overrides it"},
+     "(docs/cost-models.md#the-simgrid-engine), at most 16,384 ranks; `ddpsim run --engine` overrides it"},
     {"world_size", T::kIntegerOrList, "ranks", "1..1,048,576", kReq,
      "ranks; a list is a sweep, one result row per value, in file order"},
     {"training", T::kMapping, "", "", "", "the training loop"},
