@@ -5,6 +5,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
+#include <deque>
 #include <atomic>
 #include <cmath>
 #include <exception>
@@ -243,15 +244,41 @@ class SimgridTimer final : public CollectiveTimer {
     const double lat = 1e3 * worst.latency.us();
     const double ideal = lat > 0 ? std::sqrt((w - 2) * n / (worst.bandwidth_GBps * lat)) : 64.0;
     const int k = static_cast<int>(std::clamp(std::llround(ideal), 1LL, 64LL));
-    double total = 0;  // the pipeline fills and drains: its rounds differ
+    const auto hop = [&](int i) { return reversed ? Pair(w - 1 - i, w - 2 - i) : Pair(i, i + 1); };
+    // Hop i carries chunk c in round i + c: round t holds hops t-k+1 .. t.
+    // The pipeline fills and drains, so its rounds differ.
+    double total = 0;
+    if (rounds_share_no_link()) {
+      // A round's transfers then run side by side untouched: it lasts as long
+      // as its slowest transfer alone. Each hop is simulated alone once, and
+      // each round is the largest of its window (a sliding maximum).
+      std::vector<double> solo(static_cast<std::size_t>(w - 1));
+      for (int i = 0; i + 1 < w; ++i) solo[static_cast<std::size_t>(i)] = step({hop(i)}, n / k);
+      std::deque<int> window;  // hops of the round, their solo times decreasing
+      for (int t = 0; t < k + w - 2; ++t) {
+        if (t < w - 1) {
+          while (!window.empty() && solo[static_cast<std::size_t>(window.back())] <= solo[static_cast<std::size_t>(t)]) window.pop_back();
+          window.push_back(t);
+        }
+        while (window.front() < t - k + 1) window.pop_front();
+        total += solo[static_cast<std::size_t>(window.front())];
+      }
+      return total;
+    }
     for (int t = 0; t < k + w - 2; ++t) {
       std::vector<Pair> round;
-      for (int i = 0; i + 1 < w; ++i) {
-        if (t - i >= 0 && t - i < k) round.push_back(reversed ? Pair(w - 1 - i, w - 2 - i) : Pair(i, i + 1));
-      }
+      for (int i = std::max(0, t - k + 1); i <= std::min(t, w - 2); ++i) round.push_back(hop(i));
       total += step(round, n / k);
     }
     return total;
+  }
+
+  // Whether the transfers of one round of a chain share no link: every link
+  // is full duplex (a GPU forwards to the next while it receives from the
+  // one before, on the two directions of its link), and each node boundary,
+  // NIC and leaf uplink direction carries one hop of a round.
+  bool rounds_share_no_link() const {
+    return cluster_.intra.full_duplex && (cluster_.nodes == 1 || cluster_.inter.full_duplex);
   }
 
   // The collective's duration in seconds, simulated on the idle platform.

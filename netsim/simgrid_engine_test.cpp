@@ -142,6 +142,39 @@ TEST_CASE("fat tree, 4:1 oversubscribed: the inter-node rings share each leaf's 
   });
 }
 
+TEST_CASE("pipelined chains: broadcast and reduce take (K + W - 2) rounds, each as long as its slowest hop") {
+  // 8 GPUs on a star: every hop 10 us + (n/K) / 25 GB/s; K = round(sqrt(6 n / (25 B/ns x 10,000 ns))) = 50
+  // for n = 100 MiB. Full duplex: rounds share no link, each hop is simulated once (the sliding maximum).
+  const auto c = cluster(1, 8, fabric(25, 10), 1, fabric(25, 10));
+  run(c, models::Algorithm::kRing, {8}, [](models::CollectiveTimer& sg, models::AnalyticTimer&) {
+    const std::int64_t n = 100 << 20;
+    const double round_ns = 10'000 + static_cast<double>(n) / 50 / 25;
+    const Time expected = kLaunch + Time::ns(std::llround(56 * round_ns));
+    for (CollectiveKind k : {CollectiveKind::kBroadcast, CollectiveKind::kReduce}) {
+      INFO("simgrid " << sg.time({k, n}, 8, {}).count_ns() << " ns");
+      CHECK(std::llabs(sg.time({k, n}, 8, {}).count_ns() - expected.count_ns()) <= 56);
+    }
+    // A slow GPU (rank 3, 2x) slows the rounds its hops are in: 50 + 1 rounds hold hop 2 or 3.
+    const double slow_ns = 10'000 + static_cast<double>(n) / 50 / 12.5;
+    const Time slowed = kLaunch + Time::ns(std::llround(5 * round_ns + 51 * slow_ns));
+    CHECK(std::llabs(sg.time({CollectiveKind::kBroadcast, n}, 8, {{3, 2.0}}).count_ns() - slowed.count_ns()) <= 56);
+  });
+}
+
+TEST_CASE("half-duplex GPU links: a chain round by round, each GPU's link shared by what it receives and forwards") {
+  models::Fabric link = fabric(25, 10);
+  link.full_duplex = false;
+  const auto c = cluster(1, 8, link, 1, fabric(25, 10));
+  run(c, models::Algorithm::kRing, {8}, [](models::CollectiveTimer& sg, models::AnalyticTimer&) {
+    const std::int64_t n = 100 << 20;
+    // Full rounds move two chunks through the inner GPUs' links: at most twice the full-duplex time.
+    const double round_ns = 10'000 + static_cast<double>(n) / 50 / 25;
+    const Time t = sg.time({CollectiveKind::kBroadcast, n}, 8, {});
+    CHECK(t > kLaunch + Time::ns(std::llround(56 * round_ns)));
+    CHECK(t < kLaunch + Time::ns(std::llround(56 * 2 * round_ns)));
+  });
+}
+
 TEST_CASE("only the SimGrid settings ddpsim passes on are accepted") {
   netsim::SimgridOptions o;
   o.config = {{"network/bogus", "1"}};
