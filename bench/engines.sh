@@ -2,7 +2,8 @@
 # Engine speed: bench/resnet50_64.yaml on the analytic and the SimGrid
 # engine (median of REPEAT runs of the whole `ddpsim run`, wall clock), the
 # ratio, then the same job at 128, 256, ... ranks (nodes doubled) on the
-# SimGrid engine until one run takes over LIMIT_S seconds.
+# SimGrid engine until one run takes over LIMIT_S seconds or the engine's
+# limit (16,384 ranks) is reached; wall time and peak memory of each.
 #   bench/engines.sh [DDPSIM] [REPEAT] [LIMIT_S]
 set -euo pipefail
 ddpsim=${1:-build/cli/ddpsim} repeat=${2:-5} limit=${3:-60}
@@ -36,13 +37,14 @@ echo "  simgrid engine, simgrid.memoize: false (every collective simulated, one 
   "($(awk -v a="$a" -v n="$n" 'BEGIN { printf "%.0f", n / (a > 0 ? a : 1) }')x the analytic engine)"
 echo "SimGrid engine, same job on more nodes (one run each, limit ${limit} s):"
 printf '  %8s %10s  %s\n' ranks seconds "SimGrid: ..."
-for ((nodes = 16; ; nodes *= 2)); do
+for ((nodes = 16; nodes * 8 <= 16384; nodes *= 2)); do
   w=$((nodes * 8))
   sed -e "s/^world_size: 64$/world_size: $w/" -e "s/^  nodes: 8$/  nodes: $nodes/" bench/resnet50_64.yaml > "$work/r$w.yaml"
   t0=$(date +%s%N)
-  line=$(timeout $((limit * 3)) "$ddpsim" run "$work/r$w.yaml" --engine simgrid | grep '^SimGrid:' || true)
+  line=$(timeout $((limit * 3)) /usr/bin/time -f "peak %M KB" -o "$work/mem" "$ddpsim" run "$work/r$w.yaml" --engine simgrid |
+         grep '^SimGrid:' || true)
   t1=$(date +%s%N)
   ms=$(( (t1 - t0) / 1000000 ))
-  printf '  %8d %10.1f  %s\n' "$w" "$(awk -v m="$ms" 'BEGIN { print m / 1000 }')" "${line:-timed out}"
+  printf '  %8d %10.1f  %s, %s\n' "$w" "$(awk -v m="$ms" 'BEGIN { print m / 1000 }')" "${line:-timed out}" "$(cat "$work/mem")"
   if ((ms > limit * 1000)); then break; fi
 done
