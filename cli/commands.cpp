@@ -55,6 +55,7 @@ int run(const RunOptions& opt) {
   policy.fast_path = !opt.per_rank;
   if (opt.schedule == "time-order") policy.schedule = ddpsim::sim::Schedule::kTimeOrder;
   if (opt.schedule == "rank-major") policy.schedule = ddpsim::sim::Schedule::kRankMajor;
+  ddpsim::scenarios::check_engine(scenario);
   if (scenario.engine == "simgrid" && !ddpsim::netsim::simgrid_available()) {
     throw InputError({opt.scenario, 0, 0}, "engine", "'simgrid'",
                      "expected an engine this ddpsim can run (" + ddpsim::netsim::simgrid_unavailable_reason() + ")");

@@ -169,6 +169,14 @@ SweepResult run_rows(const Scenario& scenario, const SweepAxes& axes, sim::Chrom
 
 }  // namespace
 
+void check_engine(const Scenario& scenario) {
+  if (scenario.engine == "simgrid" && scenario.job.collective_model == models::CollectiveModel::kNccl) {
+    throw InputError({scenario.source, 0, 0}, "engine", "'simgrid'",
+                     "expected the analytic engine with collective.model nccl (NCCL's model prices collectives "
+                     "analytically; SimGrid times the ring's transfers)");
+  }
+}
+
 std::vector<int> world_sizes_needed(const Scenario& scenario, const SweepAxes& axes) {
   std::vector<int> sizes = axes.world_sizes;
   sizes.push_back(1);  // the baseline
@@ -182,12 +190,8 @@ std::vector<int> world_sizes_needed(const Scenario& scenario, const SweepAxes& a
 
 void with_timer(const Scenario& scenario, const SweepAxes& axes, const std::function<void(models::CollectiveTimer*)>& body,
                 std::optional<netsim::SimgridStats>* stats) {
+  check_engine(scenario);
   if (scenario.engine != "simgrid") return body(nullptr);
-  if (scenario.job.collective_model == models::CollectiveModel::kNccl) {
-    throw InputError({scenario.source, 0, 0}, "engine", "'simgrid'",
-                     "expected the analytic engine with collective.model nccl (NCCL's model prices collectives "
-                     "analytically; SimGrid times the ring's transfers)");
-  }
   const std::vector<int> sizes = world_sizes_needed(scenario, axes);
   if (sizes.back() > kMaxSimgridRanks) {
     throw InputError({scenario.source, 0, 0}, "world_size", std::to_string(sizes.back()),

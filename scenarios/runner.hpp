@@ -78,6 +78,9 @@ void with_timer(const Scenario& scenario, const SweepAxes& axes, const std::func
                 std::optional<netsim::SimgridStats>* stats = nullptr);
 /// The SimGrid engine's limit: its full routing zone holds W^2 route slots.
 inline constexpr int kMaxSimgridRanks = 16384;
+/// Throws InputError when the scenario's engine cannot price its collectives
+/// (SimGrid with collective.model nccl), whatever this build offers.
+void check_engine(const Scenario& scenario);
 /// Every world size a sweep simulates: its axis, 1 (the baseline), the elastic restart's.
 std::vector<int> world_sizes_needed(const Scenario& scenario, const SweepAxes& axes);
 
