@@ -14,6 +14,7 @@
 #include "models/ddp_job.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/scenario.hpp"
+#include "validate/median.hpp"
 #include "validate/nccl_tests.hpp"
 
 namespace ddpsim::cli {
@@ -21,11 +22,7 @@ namespace {
 
 using scenarios::InputError;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+using validate::median;
 
 int world_size_of(const CollectivesOptions& o, const scenarios::Scenario& s, const validate::NcclTestsTable* measured) {
   const int largest = *std::max_element(s.sweep.world_sizes.begin(), s.sweep.world_sizes.end());

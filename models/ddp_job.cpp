@@ -1,12 +1,12 @@
 #include "models/ddp_job.hpp"
 
-#include "models/nccl_model.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
+
+#include "models/nccl_model.hpp"
 
 namespace ddpsim::models {
 

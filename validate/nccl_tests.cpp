@@ -14,6 +14,7 @@
 #include "models/ddp_job.hpp"
 #include "models/nccl_model.hpp"
 #include "scenarios/input_error.hpp"
+#include "validate/median.hpp"
 
 namespace ddpsim::validate {
 namespace {
@@ -200,9 +201,7 @@ NcclFit fit_nccl(const scenarios::Scenario& scenario, const std::vector<NcclTest
   NcclFit fit{f, 1 / k, 0, static_cast<int>(points.size())};
   std::vector<double> errors;
   for (const Point& p : points) errors.push_back(100 * std::fabs(f + p.latency + k * p.transfer - p.measured) / p.measured);
-  std::sort(errors.begin(), errors.end());
-  const std::size_t n = errors.size();
-  fit.median_error_pct = n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2;
+  fit.median_error_pct = median(errors);
   return fit;
 }
 

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "scenarios/input_error.hpp"
+#include "validate/median.hpp"
 
 namespace ddpsim::validate {
 namespace {
@@ -180,11 +181,6 @@ namespace {
 
 bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // What one step [from, to) holds, in microseconds.
 struct Step {

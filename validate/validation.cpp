@@ -1,5 +1,7 @@
 #include "validate/validation.hpp"
 
+#include "validate/median.hpp"
+
 #include "present/efficiency.hpp"
 #include <fmt/format.h>
 
@@ -256,10 +258,7 @@ double median_compute_slowdown(const std::vector<ContentionFit>& fits) {
   for (const ContentionFit& f : fits) {
     if (!f.out_of_reach) s.push_back(f.compute_slowdown);
   }
-  if (s.empty()) return 0;
-  std::sort(s.begin(), s.end());
-  const std::size_t n = s.size();
-  return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+  return median(s);
 }
 
 std::string validation_table(const std::vector<ValidationRow>& rows) {
