@@ -53,6 +53,8 @@ def main(argv=None):
     s.add_argument("--min-bytes", type=_positive, default=8, help="smallest size (default 8)")
     s.add_argument("--max-bytes", type=_positive, default=256 << 20, help="largest size (default 256 MiB)")
     s.add_argument("--iters", type=_positive, default=5, help="timed calls per size (default 5)")
+    s.add_argument("--stat", choices=["mean", "median"], default="mean",
+                   help="a size's time: the mean of its calls (default, as nccl-tests and a measured step) or median")
     m = verbs.add_parser("measure", help="train a recipe under real DistributedDataParallel on W ranks; write "
                                          "PREFIX.rank<r>.json, the logs ddpsim validate reads")
     m.add_argument("recipe", help="a Python file defining build()")
