@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <stdexcept>
 
 #include "models/collective_library.hpp"
@@ -14,7 +15,7 @@ namespace ddpsim::models {
 namespace {
 
 constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
-constexpr int kTree = 0, kRing = 1;
+constexpr int kTree = 0, kRing = 1, kNvls = 2, kNvlsTree = 3;  // NcclAlgo's order
 constexpr int kNvlink = 0, kPci = 1, kNet = 2;
 
 // ncclTunerConstantsDefaults, us; [algorithm][protocol].
@@ -30,6 +31,10 @@ constexpr double kLlMaxBws[4][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141
 constexpr double kPerChMaxRingLL128Bws[4][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}};
 constexpr double kPerChMaxTreeLL128Bws[4][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
 constexpr double kPerChMaxTreeBws[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+// NVLS and NVLSTree: Simple only, base latency 0; hwLat [algorithm - kNvls][link].
+constexpr double kNvlsHwLat[2][3] = {{25, 0, 18}, {25, 0, 20.9}};
+constexpr double kPerChMaxNvlsTreeBws[4][3] = {{0, 0, 0}, {0, 0, 0}, {0, 57.7, 45.5}, {0, 96.0, 80.0}};
+constexpr double kNvlsEfficiency[4] = {0, 0, 0.85, 0.74};
 // treeCorrectionFactor[protocol][log2(bytes / 64)].
 constexpr double kTreeCorrection[3][24] = {
     {1, 1, 1, 1, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1, 1, 1, 1, 1},
@@ -41,6 +46,16 @@ constexpr double kTreeCorrection[3][24] = {
 constexpr double kSpeedIntra[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
 constexpr double kSpeedIntraSm90[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
 constexpr double kSpeedIntraSm100[] = {90, 60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
+// The multi-node search's (speedArrayInter, sm90SpeedArrayInter, sm100SpeedArrayInter), v2.30.7.
+constexpr double kSpeedInter[] = {48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3, 2.4, 1.2, 0.24, 0.12};
+constexpr double kSpeedInterSm90[] = {48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
+constexpr double kSpeedInterSm100[] = {96, 86, 80, 48, 45.1, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
+
+std::span<const double> speed_array(GpuArch arch, bool inter) {
+  if (arch == GpuArch::kBlackwell) return inter ? std::span<const double>(kSpeedInterSm100) : kSpeedIntraSm100;
+  if (arch == GpuArch::kHopper) return inter ? std::span<const double>(kSpeedInterSm90) : kSpeedIntraSm90;
+  return inter ? std::span<const double>(kSpeedInter) : kSpeedIntra;
+}
 constexpr int kMaxSearchChannels = 16;  // MAXCHANNELS / 2
 
 int log2i(std::int64_t n) {
@@ -70,15 +85,42 @@ int nsteps_of(sim::CollectiveKind kind, int n) {
   throw std::logic_error("NCCL model: no step count for this collective");
 }
 
+// The ring and tree graph of a group of this shape.
+NcclTopology::Graph graph_of(const NcclTopology& t, const Shape& s) {
+  if (s.nodes > 1 && t.net) return *t.net;
+  return {t.channels, t.bw_intra_GBps, t.bw_inter_GBps};
+}
+
+// NVLS and NVLSTree's algorithm bandwidth, GB/s; 0: disabled.
+double nvls_bandwidth(const NcclTopology& t, const Shape& s, sim::CollectiveKind kind, int a, int p) {
+  const bool all_reduce = kind == sim::CollectiveKind::kAllReduce;
+  const bool gather_scatter = kind == sim::CollectiveKind::kAllGather || kind == sim::CollectiveKind::kReduceScatter;
+  if (p != kSimple || !(all_reduce || (gather_scatter && a == kNvls))) return 0;
+  // NVLSTree is off on one node; NVLS across nodes needs CollNet (SHARP), which is not modelled.
+  if ((a == kNvlsTree && s.nodes == 1) || (a == kNvls && s.nodes > 1)) return 0;
+  const NvlsGraph g = nvls_graph(t, s.ppn, s.nodes);
+  if (g.channels < 2) return 0;
+  const int cc = static_cast<int>(t.arch);
+  double intra = g.bw_intra_GBps * kNvlsEfficiency[cc] * (g.channels - 1) / g.channels;
+  intra *= all_reduce ? 2.0 : (s.ppn - 1.0) / s.ppn;  // all_reduce pipelines two operations
+  const double inter = g.bw_inter_GBps * (a == kNvlsTree && s.nodes <= 2 ? 2 : 1);
+  double bw = std::min(intra, inter);
+  if (a == kNvlsTree) bw = std::min(bw, kPerChMaxNvlsTreeBws[cc][s.index2()]);
+  const double bus = g.channels * bw;
+  return all_reduce ? bus * s.ranks / nsteps_of(kind, s.ranks) : bus;  // no ratio for all_gather, reduce_scatter
+}
+
 // The algorithm bandwidth NCCL's table holds for (kind, a, p), GB/s; 0: disabled.
 double bandwidth(const NcclTopology& t, const Shape& s, sim::CollectiveKind kind, int a, int p) {
+  if (a >= kNvls) return nvls_bandwidth(t, s, kind, a, p);
   const bool all_reduce = kind == sim::CollectiveKind::kAllReduce;
   if (a == kTree && !all_reduce) return 0;  // Tree: all_reduce only
   if (p == kLL128 && !t.ll128) return 0;
   const int cc = static_cast<int>(t.arch), i2 = s.index2();
-  const double nch = t.channels;
+  const NcclTopology::Graph g = graph_of(t, s);
+  const double nch = g.channels;
   const double ll_max = s.nodes == 1 ? kLlMaxBws[cc][0] : kLlMaxBws[t.intel_cpu ? 0 : 1][i2];
-  double bus = nch * (s.nodes <= 2 ? t.bw_intra_GBps : t.bw_inter_GBps);
+  double bus = nch * (s.nodes <= 2 ? g.bw_intra_GBps : g.bw_inter_GBps);
   if (a == kRing && p == kLL) bus = std::min(ll_max, 0.5 * bus);
   if (a == kRing && p == kLL128) bus = std::min(0.92 * bus, nch * kPerChMaxRingLL128Bws[cc][i2]);
   if (a == kTree && all_reduce) bus = std::min(0.92 * bus, nch * kPerChMaxTreeBws[cc][i2]);
@@ -90,6 +132,12 @@ double bandwidth(const NcclTopology& t, const Shape& s, sim::CollectiveKind kind
 
 // The latency NCCL's table holds for (kind, a, p), us.
 double latency(const NcclTopology& t, const Shape& s, sim::CollectiveKind kind, int a, int p) {
+  if (a >= kNvls) {  // Simple only; base latency 0
+    const double intra = kNvlsHwLat[a - kNvls][t.nvlink ? kNvlink : kPci];
+    const double inter = (s.ppn == 1 ? kHwLat[kNet][kTree][p] : kNvlsHwLat[a - kNvls][kNet]) + 2 * t.latency_inter_us;
+    if (a == kNvls) return intra + (s.nodes > 1 ? inter : 0);
+    return intra + 2 * log2i(s.nodes) * inter;
+  }
   double lat = kBaseLat[a][p];
   double intra = kHwLat[t.nvlink ? kNvlink : kPci][a][p];
   double inter = (s.ppn == 1 ? kHwLat[kNet][kTree][p] : kHwLat[kNet][a][p]) + t.latency_inter_us;
@@ -139,7 +187,15 @@ int compute_capability(GpuArch arch) {
   return 0;
 }
 
-std::string_view to_string(NcclAlgo algo) { return algo == NcclAlgo::kTree ? "tree" : "ring"; }
+std::string_view to_string(NcclAlgo algo) {
+  switch (algo) {
+    case NcclAlgo::kTree: return "tree";
+    case NcclAlgo::kRing: return "ring";
+    case NcclAlgo::kNvls: return "nvls";
+    case NcclAlgo::kNvlsTree: return "nvls_tree";
+  }
+  return "?";
+}
 
 std::string_view to_string(NcclProto proto) {
   switch (proto) {
@@ -150,7 +206,8 @@ std::string_view to_string(NcclProto proto) {
   return "?";
 }
 
-NcclTopology nccl_topology(GpuArch arch, int nodes, int gpus_per_node, bool nvlink, double intra_GBps, double inter_GBps) {
+NcclTopology nccl_topology(GpuArch arch, int nodes, int gpus_per_node, bool nvlink, double intra_GBps, double inter_GBps,
+                           bool nvswitch) {
   if (nodes < 1 || gpus_per_node < 1 || !(intra_GBps > 0) || (nodes > 1 && !(inter_GBps > 0))) {
     throw std::invalid_argument("NCCL topology: nodes, GPUs and bandwidths must be positive");
   }
@@ -160,15 +217,14 @@ NcclTopology nccl_topology(GpuArch arch, int nodes, int gpus_per_node, bool nvli
   t.gpus_per_node = gpus_per_node;
   t.nvlink = nvlink;
   t.ll128 = nvlink;
+  // NVLS: NVSwitch (multicast) and compute capability 9.0 or later (search.cc).
+  t.nvls = nvswitch && nvlink && compute_capability(arch) >= 90;
+  t.nvlink_GBps = intra_GBps;
+  t.net_GBps = nodes > 1 ? inter_GBps : 0;
   // The fastest per-channel speed the node's bandwidth holds, and as many channels of it as fit.
-  const double* first = arch == GpuArch::kBlackwell ? std::begin(kSpeedIntraSm100)
-                        : arch == GpuArch::kHopper  ? std::begin(kSpeedIntraSm90)
-                                                    : std::begin(kSpeedIntra);
-  const double* last = arch == GpuArch::kBlackwell ? std::end(kSpeedIntraSm100)
-                       : arch == GpuArch::kHopper  ? std::end(kSpeedIntraSm90)
-                                                   : std::end(kSpeedIntra);
-  const double* speed = std::find_if(first, last, [&](double s) { return s <= intra_GBps; });
-  const double bw = speed == last ? intra_GBps : *speed;
+  const std::span<const double> speeds = speed_array(arch, false);
+  const auto speed = std::find_if(speeds.begin(), speeds.end(), [&](double s) { return s <= intra_GBps; });
+  const double bw = speed == speeds.end() ? intra_GBps : *speed;
   int channels = std::clamp(static_cast<int>(intra_GBps / bw), 1, kMaxSearchChannels);
   double per_channel = bw;
   // ncclTopoDupChannels.
@@ -187,6 +243,42 @@ NcclTopology nccl_topology(GpuArch arch, int nodes, int gpus_per_node, bool nvli
   return t;
 }
 
+NcclTopology::Graph net_graph(GpuArch arch, double nvlink_GBps, int nics_per_node, double nic_GBps) {
+  const std::span<const double> speeds = speed_array(arch, true);
+  const auto fits = std::find_if(speeds.begin(), speeds.end(), [&](double v) { return v <= nic_GBps && v <= nvlink_GBps; });
+  const double speed = fits == speeds.end() ? std::min(nic_GBps, nvlink_GBps) : *fits;
+  const int by_nics = nics_per_node * std::max(1, static_cast<int>(nic_GBps / speed));
+  const int by_nvlink = std::max(1, static_cast<int>(nvlink_GBps / speed));
+  NcclTopology::Graph g{std::min({by_nics, by_nvlink, kMaxSearchChannels}), speed, speed};
+  const int cc = compute_capability(arch);
+  if (speed >= 25 && !(cc > 80 && speed < 50 && g.channels > 4)) {  // ncclTopoDupChannels
+    g.channels *= 2;
+    g.bw_intra_GBps /= 2;
+    g.bw_inter_GBps /= 2;
+  }
+  return g;
+}
+
+NvlsGraph nvls_graph(const NcclTopology& t, int ppn, int nodes) {
+  NvlsGraph g;
+  if (!t.nvls || ppn < 2 || nodes < 1) return g;
+  // Across nodes each channel's head GPU has its own NIC (at most one channel a NIC), whose bandwidth
+  // bounds bwInter; the search then starts from the inter-node speed array.
+  const bool multi = nodes > 1;
+  const int nics = multi ? std::max(1, std::min(ppn, t.nics_per_node)) : ppn;
+  const double nic_GBps = multi ? t.net_GBps / t.nics_per_node : std::numeric_limits<double>::infinity();
+  const std::span<const double> speeds = speed_array(t.arch, multi);
+  // Pass 1: each GPU's NVSwitch link carries its own channel twice and every other once, both ways.
+  std::size_t i = 0;
+  while (i < speeds.size() && (speeds[i] > nic_GBps || (ppn + 1) * speeds[i] > t.nvlink_GBps)) ++i;
+  if (i == speeds.size()) return g;
+  g.channels = nics;
+  g.bw_intra_GBps = g.bw_inter_GBps = speeds[i];
+  // Pass 2 (NVLS): raise bwInter while the NICs carry it, up to twice bwIntra.
+  while (i > 0 && g.bw_inter_GBps < 2 * g.bw_intra_GBps && speeds[i - 1] <= nic_GBps) g.bw_inter_GBps = speeds[--i];
+  return g;
+}
+
 std::vector<NcclCost> nccl_costs(const NcclTopology& topo, sim::CollectiveKind kind, std::int64_t bytes, int ranks) {
   if (ranks < 1 || bytes < 0) throw std::invalid_argument("NCCL model: ranks must be at least 1 and bytes >= 0");
   if (kind == sim::CollectiveKind::kAllToAll) {
@@ -201,7 +293,7 @@ std::vector<NcclCost> nccl_costs(const NcclTopology& topo, sim::CollectiveKind k
   const Shape s{(ranks + topo.gpus_per_node - 1) / topo.gpus_per_node, std::min(ranks, topo.gpus_per_node), ranks};
   const int cc = compute_capability(topo.arch);
   std::vector<NcclCost> out;
-  for (int a : {kTree, kRing}) {
+  for (int a : {kTree, kRing, kNvls, kNvlsTree}) {
     for (int p : {kLL, kLL128, kSimple}) {
       NcclCost c{static_cast<NcclAlgo>(a), static_cast<NcclProto>(p), latency(topo, s, kind, a, p),
                  bandwidth(topo, s, kind, a, p), 0, 0, -1};
@@ -210,8 +302,11 @@ std::vector<NcclCost> nccl_costs(const NcclTopology& topo, sim::CollectiveKind k
         const int log_size = log2i(bytes >> 6);
         const bool all_reduce = kind == sim::CollectiveKind::kAllReduce;
         if (a == kTree && all_reduce && log_size >= 0 && log_size < 24) bw *= kTreeCorrection[p][log_size];
+        if (a == kNvlsTree && all_reduce && log_size >= 0 && log_size < 24 && cc >= 100) {
+          bw *= kTreeCorrection[p][log_size];  // x86 hosts, which the model assumes
+        }
         if (a == kRing && p == kSimple && all_reduce && s.nodes > 1 &&
-            bytes / (static_cast<std::int64_t>(topo.channels) * ranks) >= 64) {
+            bytes / (static_cast<std::int64_t>(graph_of(topo, s).channels) * ranks) >= 64) {
           lat *= cc < 80 ? 1.9 : 1.4;  // the multi-node ring's "plateau effect"
         }
         c.call_latency_us = lat;
@@ -239,8 +334,14 @@ NcclCost nccl_choice(const NcclTopology& topo, sim::CollectiveKind kind, std::in
 
 NcclTopology nccl_topology(const ClusterSpec& cluster) {
   if (!cluster.gpu) throw std::invalid_argument("NCCL's model needs the cluster's GPU generation");
-  return nccl_topology(*cluster.gpu, cluster.nodes, cluster.gpus_per_node, cluster.nvlink, cluster.intra.bandwidth_GBps,
-                       cluster.nics_per_node * cluster.inter.bandwidth_GBps);
+  NcclTopology t = nccl_topology(*cluster.gpu, cluster.nodes, cluster.gpus_per_node, cluster.nvlink,
+                                 cluster.intra.bandwidth_GBps, cluster.nics_per_node * cluster.inter.bandwidth_GBps,
+                                 cluster.intra.topology == Fabric::Topology::kStar);
+  t.nics_per_node = cluster.nics_per_node;
+  if (cluster.nodes > 1) {
+    t.net = net_graph(*cluster.gpu, cluster.intra.bandwidth_GBps, cluster.nics_per_node, cluster.inter.bandwidth_GBps);
+  }
+  return t;
 }
 
 NcclTimer::NcclTimer(const ClusterSpec& cluster, sim::Time floor, double bandwidth_scale)

@@ -6,11 +6,13 @@
 // as ../shared/reference/nccl_model.md transcribes it; the derivation and
 // what is left out: docs/cost-models.md#nccls-tuning-model.
 //
-// Modelled: the Ring and Tree algorithms, the LL, LL128 and Simple
-// protocols, all_reduce, all_gather, reduce_scatter, broadcast and reduce,
-// one or several nodes. Not modelled: NVLS, NVLSTree, CollNet and PAT (their
-// graph bandwidths are not derivable from a cluster description without
-// NCCL's topology search), tuner plugins, grouped launches (numPipeOps 1).
+// Modelled: the Ring, Tree, NVLS and NVLSTree algorithms, the LL, LL128
+// and Simple protocols, all_reduce, all_gather, reduce_scatter, broadcast
+// and reduce, one or several nodes. NVLS's graph (channels and speed) is
+// derived from search.cc's accounting, not from a log (nvls_graph). Not
+// modelled: CollNet (it needs SHARP switches a cluster description does not
+// name) and PAT (one GPU a node), tuner plugins, grouped launches
+// (numPipeOps 1).
 
 #include <array>
 #include <cstdint>
@@ -30,7 +32,8 @@ std::string_view to_string(GpuArch arch);
 /// CUDA compute capability x 10 of each generation (70, 80, 90, 100).
 int compute_capability(GpuArch arch);
 
-enum class NcclAlgo : std::uint8_t { kTree, kRing };
+/// In NCCL's loop order (NCCL_ALGO_TREE 0, RING 1, NVLS 4, NVLS_TREE 5).
+enum class NcclAlgo : std::uint8_t { kTree, kRing, kNvls, kNvlsTree };
 enum class NcclProto : std::uint8_t { kLL, kLL128, kSimple };
 std::string_view to_string(NcclAlgo algo);
 std::string_view to_string(NcclProto proto);
@@ -47,7 +50,45 @@ struct NcclTopology {
   bool intel_cpu = true;     ///< the host CPUs: Intel (else AMD or mixed), for the network overhead and LL caps
   double latency_inter_us = 0;  ///< graph.latencyInter: added to every network hop
   bool ll128 = true;         ///< LL128 enabled (NCCL: NVLink inside nodes, and the network path allows it)
+  bool nvls = false;         ///< NVLink SHARP: NVSwitch nodes of Hopper or later
+  double nvlink_GBps = 0;    ///< a GPU's NVLink total, what the NVLS graph's search spends
+  double net_GBps = 0;       ///< a node's NICs together
+  int nics_per_node = 1;
+  /// The ring and tree graph of a group across nodes, when it differs from
+  /// the node's (channels, bw_intra_GBps, bw_inter_GBps): nccl_topology
+  /// derives it from the NICs (net_graph).
+  struct Graph {
+    int channels = 1;
+    double bw_intra_GBps = 1, bw_inter_GBps = 1;
+  };
+  std::optional<Graph> net;
 };
+
+/// The ring graph NCCL's search finds for a group across nodes [derived
+/// from search.cc, not a log]: the fastest speed of the inter-node speed
+/// array that one NIC carries, as many channels of it as the NICs (one
+/// channel a NIC per speed's share) and each GPU's NVLink hold, at most 16;
+/// bwIntra = bwInter = that speed, doubled channels at half speed from
+/// 25 GB/s as on one node.
+NcclTopology::Graph net_graph(GpuArch arch, double nvlink_GBps, int nics_per_node, double nic_GBps);
+
+/// NCCL's NVLS graph for a group of `ppn` GPUs a node on `nodes` nodes, as
+/// search.cc's two passes find it [derived from the code, not a log]:
+/// - channels: one a GPU on one node ("the more the better"); across nodes
+///   one a NIC, each NIC's local GPU its head;
+/// - bwIntra: the fastest speed of the speed array (the inter-node array
+///   across nodes) such that each GPU's NVSwitch link carries its own
+///   channel twice and every other once, (ppn + 1) x speed <= nvlink_GBps,
+///   and, across nodes, a NIC carries it;
+/// - bwInter: raised from bwIntra along the array while below twice bwIntra
+///   and, across nodes, while a NIC carries it.
+/// A DGX H100: 8 channels, 40 / 60 GB/s, so all_reduce's bus bandwidth
+/// 8 x 40 x 0.85 x 7/8 x 2 = 476 GB/s, nccl-tests#290's plateau (474).
+struct NvlsGraph {
+  int channels = 0;  ///< 0: no NVLS for this group
+  double bw_intra_GBps = 0, bw_inter_GBps = 0;
+};
+NvlsGraph nvls_graph(const NcclTopology& topo, int ppn, int nodes);
 
 /// NCCL's graph search on a node whose GPUs reach each other at
 /// `intra_GBps` (a GPU's NVLink total through NVSwitch, or PCIe): the
@@ -55,7 +96,7 @@ struct NcclTopology {
 /// ncclTopoDupChannels. Between nodes each channel gets an equal share of
 /// the node's NICs, `inter_GBps` in all, at most its intra speed.
 NcclTopology nccl_topology(GpuArch arch, int nodes, int gpus_per_node, bool nvlink, double intra_GBps,
-                           double inter_GBps);
+                           double inter_GBps, bool nvswitch = false);
 
 /// NCCL's prediction for one (algorithm, protocol): latency (us),
 /// algorithm bandwidth (GB/s; 0: not available) and the resulting time (us).

@@ -92,3 +92,70 @@ TEST_CASE("NCCL model: one rank costs nothing; a barrier is a small all-reduce; 
   CHECK(l.time_us - static_cast<double>(1 << 30) / (1000 * l.bandwidth_GBps) == doctest::Approx(1.4 * l.latency_us));
   CHECK(s.time_us - 64.0 / (1000 * s.bandwidth_GBps) == doctest::Approx(s.latency_us));
 }
+
+TEST_CASE("NVLS on one DGX H100: 8 channels of 40 GB/s, all_reduce's bus bandwidth 476 GB/s (T4's plateau: 474)") {
+  // The NVLS graph: one channel a GPU, each channel's head GPU pulling twice
+  // through its NVSwitch link and the others once: (8 + 1) x 40 <= 370.8.
+  const models::NcclTopology t = models::nccl_topology(models::GpuArch::kHopper, 1, 8, true, 370.8, 0, true);
+  REQUIRE(t.nvls);
+  const models::NvlsGraph g = models::nvls_graph(t, 8, 1);
+  CHECK(g.channels == 8);
+  CHECK(g.bw_intra_GBps == doctest::Approx(40));
+  CHECK(g.bw_inter_GBps == doctest::Approx(60));  // pass 2: up to twice bwIntra, the array's top
+  const auto ar = models::nccl_costs(t, CollectiveKind::kAllReduce, std::int64_t{4} << 30, 8);
+  const auto& nvls = find(ar, NcclAlgo::kNvls, NcclProto::kSimple);
+  CHECK(nvls.latency_us == doctest::Approx(25));
+  // per channel 40 x 0.85 x 7/8 x 2 = 59.5; x 8 channels x n / nsteps = 8 / 14.
+  CHECK(nvls.bandwidth_GBps == doctest::Approx(8 * 59.5 * 8 / 14));
+  CHECK(nvls.bandwidth_GBps * 14 / 8 == doctest::Approx(476));  // nccl-tests' busbw
+  CHECK(find(ar, NcclAlgo::kNvls, NcclProto::kLL).time_us == -1);  // Simple only
+  CHECK(find(ar, NcclAlgo::kNvls, NcclProto::kLL128).time_us == -1);
+  CHECK(find(ar, NcclAlgo::kNvlsTree, NcclProto::kSimple).time_us == -1);  // not on one node
+  CHECK(models::nccl_choice(t, CollectiveKind::kAllReduce, std::int64_t{4} << 30, 8).algo == NcclAlgo::kNvls);
+  CHECK(models::nccl_choice(t, CollectiveKind::kAllReduce, 8, 8).algo != NcclAlgo::kNvls);
+  // all_gather: the intra bandwidth times (ppn - 1) / ppn, and no ratio n / nsteps for a non-ring algorithm.
+  const auto ag = models::nccl_costs(t, CollectiveKind::kAllGather, 1 << 30, 8);
+  CHECK(find(ag, NcclAlgo::kNvls, NcclProto::kSimple).bandwidth_GBps == doctest::Approx(8 * 40 * 0.85 * 7 / 8 * 7 / 8));
+  for (const auto& c : models::nccl_costs(t, CollectiveKind::kBroadcast, 1 << 30, 8)) {
+    CAPTURE(to_string(c.algo));
+    if (c.algo == NcclAlgo::kNvls || c.algo == NcclAlgo::kNvlsTree) CHECK(c.time_us == -1);  // ring only
+  }
+  // Four GPUs of the node: four channels, (4 + 1) x 60 <= 370.8.
+  CHECK(models::nvls_graph(t, 4, 1).bw_intra_GBps == doctest::Approx(60));
+  // No NVLS without NVSwitch, or before Hopper.
+  CHECK_FALSE(models::nccl_topology(models::GpuArch::kHopper, 1, 8, true, 370.8, 0, false).nvls);
+  CHECK_FALSE(models::nccl_topology(models::GpuArch::kAmpere, 1, 8, true, 240, 0, true).nvls);
+  CHECK_FALSE(models::nccl_topology(models::GpuArch::kHopper, 1, 8, false, 64, 0, true).nvls);
+}
+
+TEST_CASE("NVLSTree across two H100 nodes: NVLS inside, a tree between; NVLS alone needs CollNet there") {
+  models::NcclTopology t = models::nccl_topology(models::GpuArch::kHopper, 2, 8, true, 370.8, 200, true);
+  t.nics_per_node = 8;  // 8 NICs of 25 GB/s (200 Gb/s)
+  t.net = models::net_graph(models::GpuArch::kHopper, 370.8, 8, 25);
+  // The ring across the nodes: one channel a NIC at the inter array's 24 GB/s, not the node's 12 x 30.
+  CHECK(t.net->channels == 8);
+  CHECK(t.net->bw_intra_GBps == doctest::Approx(24));
+  CHECK(find(models::nccl_costs(t, CollectiveKind::kAllReduce, 1 << 30, 16), NcclAlgo::kRing, NcclProto::kSimple)
+            .bandwidth_GBps == doctest::Approx(8 * 24.0 * 16 / 30));
+  // A group inside one node keeps the node's graph.
+  CHECK(find(models::nccl_costs(t, CollectiveKind::kAllReduce, 1 << 30, 8), NcclAlgo::kRing, NcclProto::kSimple)
+            .bandwidth_GBps == doctest::Approx(12 * 30.0 * 8 / 14));
+  const models::NvlsGraph g = models::nvls_graph(t, 8, 2);
+  // One channel a NIC; the inter-node array's fastest speed a 25 GB/s NIC carries: 24, both ways.
+  CHECK(g.channels == 8);
+  CHECK(g.bw_intra_GBps == doctest::Approx(24));
+  CHECK(g.bw_inter_GBps == doctest::Approx(24));
+  // The same node's 8 GPUs alone: the one-node graph.
+  CHECK(models::nvls_graph(t, 8, 1).bw_intra_GBps == doctest::Approx(40));
+  const auto ar = models::nccl_costs(t, CollectiveKind::kAllReduce, std::int64_t{8} << 30, 16);
+  CHECK(find(ar, NcclAlgo::kNvls, NcclProto::kSimple).time_us == -1);
+  const auto& tree = find(ar, NcclAlgo::kNvlsTree, NcclProto::kSimple);
+  // min(intra 24 x 0.85 x 7/8 x 2 = 35.7, inter 2 x 24 (two nodes), perChMaxNVLSTreeBw 57.7) a channel; x 8; x 16 / 30.
+  CHECK(tree.bandwidth_GBps == doctest::Approx(8 * 35.7 * 16 / 30));
+  // intraLat 25 + 2 log2(2) x NET's 20.9.
+  CHECK(tree.latency_us == doctest::Approx(25 + 2 * 20.9));
+  CHECK(models::nccl_choice(t, CollectiveKind::kAllReduce, std::int64_t{8} << 30, 16).algo == NcclAlgo::kNvlsTree);
+  // all_gather has no NVLSTree.
+  CHECK(find(models::nccl_costs(t, CollectiveKind::kAllGather, 1 << 30, 16), NcclAlgo::kNvlsTree, NcclProto::kSimple)
+            .time_us == -1);
+}

@@ -205,7 +205,7 @@ const std::vector<Key> kScenario = {
      "NICs per node; GPU g uses NIC g * nics / gpus_per_node (only with nodes > 1)"},
     {"cluster.intra", T::kMapping, "", "", kReq, "the fabric inside a node"},
     {"cluster.intra.topology", T::kChoice, "", "star, ring", "`star`",
-     "NVSwitch-like switch (one link per GPU) or a ring of links between neighbouring GPUs"},
+     "NVSwitch-like switch (one link per GPU; NCCL's model adds NVLS on hopper and later) or a ring of links between neighbouring GPUs"},
     {"cluster.intra.bandwidth_GBps", T::kNumber, "GB/s", "> 0", kReq,
      "route bandwidth between two GPUs of a node (a ring: of one link)"},
     {"cluster.intra.latency_us", T::kNumber, "us", ">= 0", kReq,
