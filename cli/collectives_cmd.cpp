@@ -12,6 +12,7 @@
 #include "cli/cli_io.hpp"
 #include "cli/subcommands.hpp"
 #include "models/ddp_job.hpp"
+#include "models/nccl_model.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/scenario.hpp"
 #include "validate/median.hpp"
@@ -37,6 +38,34 @@ int world_size_of(const CollectivesOptions& o, const scenarios::Scenario& s, con
                      fmt::format("expected {} ranks, the world size compared (--world-size)", w));
   }
   return w;
+}
+
+// NCCL's table for `kind` over `w` ranks, as NCCL_DEBUG_SUBSYS=TUNING logs it: per algorithm and
+// protocol the latency (us) and bandwidth (GB/s) before any per-call correction; "-" where disabled.
+nlohmann::ordered_json print_tuning(const scenarios::Scenario& s, sim::CollectiveKind kind, const std::string& op, int w) {
+  if (s.job.collective_model != models::CollectiveModel::kNccl || !s.job.cluster) {
+    throw InputError({"the command line", 0, 0}, "--tuning", s.name,
+                     "expected a scenario with collective.model: nccl (the ring model has no tuning table)");
+  }
+  const models::NcclTopology topo = models::nccl_topology(*s.job.cluster);
+  fmt::print("# NCCL's tuning table for {} over {} ranks (latency us / bandwidth GB/s, NCCL_DEBUG_SUBSYS=TUNING's "
+             "numbers; - disabled)\n#   {:<10} {:>16} {:>16} {:>16}\n", op, w, "algorithm", "LL", "LL128", "Simple");
+  nlohmann::ordered_json table = nlohmann::ordered_json::array();
+  const auto costs = models::nccl_costs(topo, kind, 1 << 20, w);
+  for (std::size_t i = 0; i < costs.size(); i += 3) {
+    fmt::print("    {:<10}", models::to_string(costs[i].algo));
+    for (std::size_t p = i; p < i + 3 && p < costs.size(); ++p) {
+      const models::NcclCost& c = costs[p];
+      const bool on = c.time_us >= 0;
+      fmt::print(" {:>16}", on ? fmt::format("{:.1f}/{:.1f}", c.latency_us, c.bandwidth_GBps) : "-");
+      if (on) {
+        table.push_back({{"algorithm", models::to_string(c.algo)}, {"protocol", models::to_string(c.proto)},
+                         {"latency_us", c.latency_us}, {"bandwidth_GBps", c.bandwidth_GBps}});
+      }
+    }
+    fmt::print("\n");
+  }
+  return table;
 }
 
 }  // namespace
@@ -66,6 +95,8 @@ int collectives(const CollectivesOptions& o) {
   } else {
     sizes = validate::parse_size_range(o.sizes, "--sizes");
   }
+  std::optional<nlohmann::ordered_json> tuning;
+  if (o.tuning) tuning = print_tuning(scenario, *kind, o.op, w);
   const auto rows = validate::predict_collectives(scenario, *kind, sizes, w);
   const bool nccl = scenario.job.collective_model == models::CollectiveModel::kNccl;
   fmt::print("# {}: {} over {} ranks, {}\n", scenario.name, o.op, w,
@@ -95,6 +126,7 @@ int collectives(const CollectivesOptions& o) {
     fmt::print("median |error| over {} sizes: {:.1f} %\n", errors.size(), median(errors));
     json["median_abs_error_pct"] = median(errors);
   }
+  if (tuning) json["tuning"] = std::move(*tuning);
   if (!o.json.empty()) write_file(o.json, json.dump(2) + "\n");
   return 0;
 }

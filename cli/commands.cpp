@@ -269,6 +269,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20));
   collectives_cmd->add_option("--measured", xo.measured, "nccl-tests output to compare with, size by size (its sizes replace --sizes)");
   collectives_cmd->add_option("--json", xo.json, "Write the table as JSON to this file");
+  collectives_cmd->add_flag("--tuning", xo.tuning,
+                            "Also print NCCL's latency and bandwidth per algorithm and protocol (collective.model: nccl), "
+                            "as NCCL_DEBUG_SUBSYS=TUNING logs them");
 
   ValidateOptions vo;
   CLI::App* validate_app = app.add_subcommand("validate", "Compare a scenario's predictions with ddpsim-real measurements");

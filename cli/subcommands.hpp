@@ -30,6 +30,7 @@ struct CollectivesOptions {
   int world_size = 0;  ///< 0: the scenario's largest
   std::string measured;  ///< nccl-tests output to compare with
   std::string json;
+  bool tuning = false;   ///< also print NCCL's per-(algorithm, protocol) table, as NCCL_DEBUG_SUBSYS=TUNING does
 };
 
 /// ddpsim collectives: the scenario's collective model as an nccl-tests table.
