@@ -269,6 +269,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20));
   collectives_cmd->add_option("--measured", xo.measured, "nccl-tests output to compare with, size by size (its sizes replace --sizes)");
   collectives_cmd->add_option("--json", xo.json, "Write the table as JSON to this file");
+  collectives_cmd->add_option("--groups", xo.groups,
+                              "G process groups run the collective at once, each a ring, on the SimGrid engine: "
+                              "each size alone and together (ring model; all_reduce, all_gather, reduce_scatter)")
+      ->check(CLI::PositiveNumber);
+  collectives_cmd->add_option("--layout", xo.layout,
+                              "--groups' ranks: strided (group i = i, i+G, ...: replicas across nodes, the default) or "
+                              "blocked (group i = the i-th W/G consecutive ranks: shards inside a node)");
   collectives_cmd->add_flag("--tuning", xo.tuning,
                             "Also print NCCL's latency and bandwidth per algorithm and protocol (collective.model: nccl), "
                             "as NCCL_DEBUG_SUBSYS=TUNING logs them");
@@ -310,7 +317,7 @@ int main(int argc, char** argv) {
     if (*validate_app) return validate_cmd(vo);
     if (*calibrate_cmd) return ddpsim::cli::calibrate(co);
     if (*trace_cmd) return import_trace(trace_path, trace_scenario, trace_out);
-    if (*collectives_cmd) return ddpsim::cli::collectives(xo);
+    if (*collectives_cmd) return xo.groups > 0 ? ddpsim::cli::collectives_together(xo) : ddpsim::cli::collectives(xo);
   } catch (const InputError& e) {
     fmt::print(stderr, "ddpsim: error: {}\n", e.what());
     return 2;

@@ -31,9 +31,14 @@ struct CollectivesOptions {
   std::string measured;  ///< nccl-tests output to compare with
   std::string json;
   bool tuning = false;   ///< also print NCCL's per-(algorithm, protocol) table, as NCCL_DEBUG_SUBSYS=TUNING does
+  int groups = 0;        ///< > 0: this many process groups run the collective at once (SimGrid)
+  std::string layout = "strided";  ///< the groups' ranks: strided {i, i+G, ...} or blocked
 };
 
 /// ddpsim collectives: the scenario's collective model as an nccl-tests table.
 int collectives(const CollectivesOptions& o);
+/// ddpsim collectives --groups G: G process groups' collectives at once on
+/// the SimGrid engine, each size alone and together (cli/groups_cmd.cpp).
+int collectives_together(const CollectivesOptions& o);
 
 }  // namespace ddpsim::cli

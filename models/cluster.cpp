@@ -8,6 +8,10 @@
 
 namespace ddpsim::models {
 
+std::vector<sim::Time> CollectiveTimer::time_together(const sim::Collective&, const std::vector<std::vector<int>>&) {
+  throw std::invalid_argument("only the SimGrid engine runs the collectives of several process groups at once");
+}
+
 ClusterSpec single_switch(int gpus, const NetworkParams& net) {
   ClusterSpec c;
   c.nodes = 1;

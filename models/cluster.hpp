@@ -85,6 +85,12 @@ class CollectiveTimer {
   virtual std::string_view engine() const = 0;  ///< "analytic" or "simgrid"
   /// Time of `c` over ranks 0 .. group_size-1, with `slow` ranks' links slowed.
   virtual sim::Time time(const sim::Collective& c, int group_size, const std::vector<SlowLink>& slow) = 0;
+  /// Process groups (each its ranks, its ring in that order) that all start
+  /// `c` at the same instant: the time each takes while the others run, in
+  /// the order given. Collectives of different groups do overlap, and share
+  /// the links they both cross; only the SimGrid engine simulates that, and
+  /// this default says so (throws std::invalid_argument).
+  virtual std::vector<sim::Time> time_together(const sim::Collective& c, const std::vector<std::vector<int>>& groups);
 };
 
 /// Where each hop of a transfer goes, with its route latency and bandwidth.

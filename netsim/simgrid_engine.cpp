@@ -64,6 +64,7 @@ class Platform {
                      nullptr, nullptr, links_of(a, b), false);
   }
   void seal() { zone_->seal(); }
+  bool has_route(int a, int b) const { return routes_.count({a, b}) > 0; }
   sg4::Host* host(int r) const { return hosts_[static_cast<std::size_t>(r)]; }
   int link_count() const { return static_cast<int>(gpu_links_.size() + nic_links_.size() + uplinks_.size()); }
 
@@ -186,6 +187,45 @@ class SimgridTimer final : public CollectiveTimer {
                SimgridStats& stats)
       : platform_(platform), cluster_(cluster), launch_(launch), algorithm_(algorithm), memoize_(memoize), stats_(stats) {}
   std::string_view engine() const override { return "simgrid"; }
+
+  // Each group its own actor running its ring's steps, all started now; a
+  // step of one group waits only for its own transfers, which share links
+  // with the other groups' (max-min). Every step is simulated: the groups'
+  // steps do not line up.
+  std::vector<sim::Time> time_together(const sim::Collective& c, const std::vector<std::vector<int>>& groups) override {
+    const bool all_reduce = c.kind == sim::CollectiveKind::kAllReduce || c.kind == sim::CollectiveKind::kBarrier;
+    if (!all_reduce && c.kind != sim::CollectiveKind::kAllGather && c.kind != sim::CollectiveKind::kReduceScatter) {
+      throw std::invalid_argument("process groups at once: all_reduce, all_gather or reduce_scatter (ring steps)");
+    }
+    const double n = static_cast<double>(models::priced_as(c).bytes);
+    const double start = sg4::Engine::get_clock();
+    std::vector<double> end(groups.size(), start);
+    std::vector<sg4::ActorPtr> actors;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      const std::vector<int>& ranks = groups[i];
+      const int w = static_cast<int>(ranks.size());
+      if (w < 2) continue;
+      std::vector<Pair> ring;
+      for (int k = 0; k < w; ++k) ring.emplace_back(ranks[static_cast<std::size_t>(k)], ranks[static_cast<std::size_t>((k + 1) % w)]);
+      for (const auto& [a, b] : ring) {
+        if (!platform_.has_route(a, b)) {
+          throw std::invalid_argument("process group " + std::to_string(i) + ": its ring was not given to run_with_simgrid");
+        }
+      }
+      const int count = all_reduce ? 2 * (w - 1) : w - 1;
+      actors.push_back(sg4::Actor::create("group" + std::to_string(i), platform_.host(ranks.front()), [this, ring, count, n, w, &end, i] {
+        for (int s = 0; s < count; ++s) step(ring, n / w);
+        end[i] = sg4::Engine::get_clock();
+      }));
+    }
+    for (const sg4::ActorPtr& a : actors) a->join();
+    stats_.collectives += groups.size();
+    std::vector<sim::Time> out;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      out.push_back(groups[i].size() > 1 ? launch_ + sim::Time::ns(std::llround((end[i] - start) * 1e9)) : sim::Time::zero());
+    }
+    return out;
+  }
 
   sim::Time time(const sim::Collective& c, int w, const std::vector<SlowLink>& given_slow) override {
     if (w < 1 || w > cluster_.gpus()) throw std::invalid_argument("group larger than the cluster");
@@ -331,7 +371,8 @@ std::atomic<bool> g_used{false};
 namespace {
 
 SimgridStats run(const ClusterSpec& cluster, sim::Time launch_overhead, Algorithm algorithm, const std::vector<int>& world_sizes,
-                 const SimgridOptions& options, const std::function<void(CollectiveTimer&)>& body) {
+                 const SimgridOptions& options, const std::function<void(CollectiveTimer&)>& body,
+                 const std::vector<std::vector<int>>& groups) {
   for (const auto& [key, value] : options.config) {
     const auto& ok = simgrid_settable();
     if (std::find(ok.begin(), ok.end(), key) == ok.end()) throw std::invalid_argument("not a SimGrid setting ddpsim passes on: " + key);
@@ -368,6 +409,12 @@ SimgridStats run(const ClusterSpec& cluster, sim::Time launch_overhead, Algorith
       }
     }
   }
+  for (const std::vector<int>& ranks : groups) {
+    for (int r : ranks) {
+      if (r < 0 || r >= max_w) throw std::invalid_argument("a process group's rank outside the platform's world size");
+    }
+    for (std::size_t k = 0; ranks.size() > 1 && k < ranks.size(); ++k) platform.add_route(ranks[k], ranks[(k + 1) % ranks.size()]);
+  }
   platform.seal();
 
   SimgridStats stats;
@@ -393,5 +440,7 @@ SimgridStats run(const ClusterSpec& cluster, sim::Time launch_overhead, Algorith
 
 // The module's entry point (netsim/loader.cpp finds it with dlsym).
 extern "C" ddpsim::netsim::SimgridStats ddpsim_netsim_run(const ddpsim::netsim::RunRequest& r) {
-  return ddpsim::netsim::run(*r.cluster, r.launch_overhead, r.algorithm, *r.world_sizes, *r.options, *r.body);
+  static const std::vector<std::vector<int>> kNoGroups;
+  return ddpsim::netsim::run(*r.cluster, r.launch_overhead, r.algorithm, *r.world_sizes, *r.options, *r.body,
+                             r.groups != nullptr ? *r.groups : kNoGroups);
 }

@@ -16,7 +16,8 @@
 // for the largest world size needed and runs `body` (every row of a sweep)
 // inside one SimGrid actor, whose timer simulates each distinct collective
 // once (a collective on an idle network always takes the same time; see
-// CollectiveTimer) and remembers it.
+// CollectiveTimer) and remembers it. Process groups whose collectives start
+// together are the exception: time_together runs them at once, uncached.
 
 #include <cstdint>
 #include <functional>
@@ -47,11 +48,16 @@ bool simgrid_available();
 std::string simgrid_unavailable_reason();
 
 /// Builds the platform for ranks 0 .. max_world_size-1 of `cluster` (ring
-/// routes for every size in `world_sizes`) and runs `body` inside SimGrid
-/// with a timer for it. Once per process; rethrows what `body` throws.
+/// routes for every size in `world_sizes`, and for the ring of each of
+/// `groups`, whose ranks must be below the largest size) and runs `body`
+/// inside SimGrid with a timer for it. Once per process; rethrows what
+/// `body` throws. The timer's time_together runs the collectives of
+/// `groups` (any subset of them) at once, each group as its own SimGrid
+/// actor: transfers of different groups on one link share it.
 SimgridStats run_with_simgrid(const ClusterSpec& cluster, sim::Time launch_overhead, Algorithm algorithm,
                               const std::vector<int>& world_sizes, const SimgridOptions& options,
-                              const std::function<void(CollectiveTimer&)>& body);
+                              const std::function<void(CollectiveTimer&)>& body,
+                              const std::vector<std::vector<int>>& groups = {});
 
 /// What crosses into the SimGrid module (libddpsim_simgrid.so, loaded on
 /// first use by run_with_simgrid so that a process that never asks for
@@ -64,6 +70,7 @@ struct RunRequest {
   const std::vector<int>* world_sizes;
   const SimgridOptions* options;
   const std::function<void(CollectiveTimer&)>* body;
+  const std::vector<std::vector<int>>* groups;
 };
 using RunEntry = SimgridStats (*)(const RunRequest&);
 

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
+#include <vector>
 
 #include "models/cluster.hpp"
 #include "netsim/simgrid_engine.hpp"
@@ -109,6 +111,40 @@ TEST_CASE("two nodes, one NIC each: the flat ring agrees, the hierarchical all-r
     const Collective ag{CollectiveKind::kAllGather, n};
     check_close(sg.time(ag, 16, {}), an.time(ag, 16, {}));
   });
+}
+
+TEST_CASE("process groups at once: 8 replica groups share one NIC 8 ways; shard groups inside nodes share nothing") {
+  // Hybrid sharding's two kinds of group on 2 nodes x 8 GPUs with one NIC a node: the replica
+  // groups {i, i + 8} all-reduce across the nodes, the shard groups (one a node) inside them.
+  const auto c = cluster(2, 8, fabric(150, 3.4), 1, fabric(25, 5));
+  std::vector<std::vector<int>> replicas, shards = {{0, 1, 2, 3, 4, 5, 6, 7}, {8, 9, 10, 11, 12, 13, 14, 15}};
+  for (int i = 0; i < 8; ++i) replicas.push_back({i, i + 8});
+  std::vector<std::vector<int>> all = replicas;
+  all.insert(all.end(), shards.begin(), shards.end());
+  models::AnalyticTimer an(c, kLaunch, models::Algorithm::kRing);
+  CHECK_THROWS_AS(an.time_together({CollectiveKind::kAllReduce, 1 << 20}, replicas), std::invalid_argument);
+  netsim::run_with_simgrid(c, kLaunch, models::Algorithm::kRing, {16}, {}, [&](models::CollectiveTimer& sg) {
+    // A group whose ring was not declared has no routes: refused, not a SimGrid abort.
+    CHECK_THROWS_AS(sg.time_together({CollectiveKind::kAllReduce, 1 << 20}, {{0, 9}}), std::invalid_argument);
+    const std::int64_t n = 64 << 20;
+    const Collective ar{CollectiveKind::kAllReduce, n};
+    const Collective rs{CollectiveKind::kReduceScatter, n};
+    // Alone, a replica group is a 2-rank ring across the NIC: the formula's time.
+    const models::NetworkParams nic{Time::from_us(5), 25, kLaunch};
+    check_close(sg.time_together(ar, {replicas[0]}).front(), models::ring_all_reduce_time(nic, n, 2));
+    // All 8 at once: every transfer crosses the one NIC with 7 others, 25 / 8 GB/s each.
+    const models::NetworkParams shared{Time::from_us(5), 25.0 / 8, kLaunch};
+    for (const Time t : sg.time_together(ar, replicas)) check_close(t, models::ring_all_reduce_time(shared, n, 2));
+    // The shard groups' reduce-scatters stay on NVLink: at once or alone, the formula's time.
+    const models::NetworkParams nvlink{Time::from_us(3.4), 150, kLaunch};
+    for (const Time t : sg.time_together(rs, shards)) check_close(t, models::ring_reduce_scatter_time(nvlink, n, 8));
+    // Both kinds at once: a route between nodes crosses the NICs only (the GPU's own path to its NIC
+    // is not a link of the platform), so the two kinds share nothing and each keeps its time.
+    const std::vector<Time> mixed = sg.time_together(ar, all);
+    REQUIRE(mixed.size() == 10);
+    check_close(mixed.front(), models::ring_all_reduce_time(shared, n, 2));
+    check_close(mixed.back(), models::ring_all_reduce_time(nvlink, n, 8));
+  }, all);
 }
 
 TEST_CASE("half-duplex NICs: the flat ring's two crossings share one NIC") {

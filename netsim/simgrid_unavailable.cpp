@@ -12,7 +12,7 @@ std::string simgrid_unavailable_reason() {
 }
 
 SimgridStats run_with_simgrid(const ClusterSpec&, sim::Time, Algorithm, const std::vector<int>&, const SimgridOptions&,
-                              const std::function<void(CollectiveTimer&)>&) {
+                              const std::function<void(CollectiveTimer&)>&, const std::vector<std::vector<int>>&) {
   throw std::runtime_error(simgrid_unavailable_reason());
 }
 
