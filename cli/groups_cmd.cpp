@@ -14,6 +14,7 @@
 #include "models/ddp_job.hpp"
 #include "netsim/simgrid_engine.hpp"
 #include "scenarios/input_error.hpp"
+#include "scenarios/runner.hpp"
 #include "scenarios/scenario.hpp"
 #include "validate/nccl_tests.hpp"
 
@@ -67,9 +68,10 @@ int collectives_together(const CollectivesOptions& o) {
   const int largest = *std::max_element(s.sweep.world_sizes.begin(), s.sweep.world_sizes.end());
   const int w = o.world_size > 0 ? o.world_size : largest;
   const models::ClusterSpec cluster = s.job.cluster ? *s.job.cluster : models::single_switch(w, s.job.network);
-  if (w > cluster.gpus()) {
+  if (w > std::min(cluster.gpus(), scenarios::kMaxSimgridRanks)) {
     throw InputError(kCommandLine, "--world-size", std::to_string(w),
-                     fmt::format("expected at most {} ranks: the scenario's cluster", cluster.gpus()));
+                     fmt::format("expected at most {} ranks: the scenario's cluster, and the SimGrid engine's {}",
+                                 cluster.gpus(), scenarios::kMaxSimgridRanks));
   }
   const std::vector<std::vector<int>> groups = make_groups(w, o.groups, o.layout);
   const std::vector<std::int64_t> sizes = validate::parse_size_range(o.sizes, "--sizes");
