@@ -94,7 +94,9 @@ NvlsGraph nvls_graph(const NcclTopology& topo, int ppn, int nodes);
 /// `intra_GBps` (a GPU's NVLink total through NVSwitch, or PCIe): the
 /// per-channel speed, the channel count, and the doubling of
 /// ncclTopoDupChannels. Between nodes each channel gets an equal share of
-/// the node's NICs, `inter_GBps` in all, at most its intra speed.
+/// the node's NICs, `inter_GBps` in all, at most its intra speed (the
+/// ClusterSpec overload sets `net` and `nics_per_node` besides). `nvswitch`:
+/// the node is a switch, so Hopper and later get NVLS.
 NcclTopology nccl_topology(GpuArch arch, int nodes, int gpus_per_node, bool nvlink, double intra_GBps,
                            double inter_GBps, bool nvswitch = false);
 
@@ -121,7 +123,8 @@ NcclCost nccl_choice(const NcclTopology& topo, sim::CollectiveKind kind, std::in
 
 /// NCCL's topology for `cluster` (cluster.gpu required): the intra-node
 /// route bandwidth as a GPU's NVLink (or PCIe) total, the NICs of a node as
-/// the network (nics_per_node x inter.bandwidth_GBps).
+/// the network (nics_per_node x inter.bandwidth_GBps); NVLS where a node is
+/// a switch (intra.topology star); for groups across nodes, net_graph's ring.
 NcclTopology nccl_topology(const ClusterSpec& cluster);
 
 /// The analytic engine with NCCL's tuning model (collective.model: nccl):
