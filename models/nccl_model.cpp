@@ -15,7 +15,7 @@ namespace ddpsim::models {
 namespace {
 
 constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
-constexpr int kTree = 0, kRing = 1, kNvls = 2, kNvlsTree = 3;  // NcclAlgo's order
+constexpr int kTree = 0, kRing = 1, kNvls = 2, kNvlsTree = 3, kPat = 4;  // NcclAlgo's order
 constexpr int kNvlink = 0, kPci = 1, kNet = 2;
 
 // ncclTunerConstantsDefaults, us; [algorithm][protocol].
@@ -35,6 +35,7 @@ constexpr double kPerChMaxTreeBws[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8
 constexpr double kNvlsHwLat[2][3] = {{25, 0, 18}, {25, 0, 20.9}};
 constexpr double kPerChMaxNvlsTreeBws[4][3] = {{0, 0, 0}, {0, 0, 0}, {0, 57.7, 45.5}, {0, 96.0, 80.0}};
 constexpr double kNvlsEfficiency[4] = {0, 0, 0.85, 0.74};
+constexpr double kPatBaseLat = 8.0;  // every protocol; only Simple runs
 // treeCorrectionFactor[protocol][log2(bytes / 64)].
 constexpr double kTreeCorrection[3][24] = {
     {1, 1, 1, 1, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1, 1, 1, 1, 1},
@@ -110,8 +111,18 @@ double nvls_bandwidth(const NcclTopology& t, const Shape& s, sim::CollectiveKind
   return all_reduce ? bus * s.ranks / nsteps_of(kind, s.ranks) : bus;  // no ratio for all_gather, reduce_scatter
 }
 
+// PAT's: all_gather and reduce_scatter, Simple, one GPU a node (ncclPatEnable), on the tree's graph;
+// x 0.75, and no ratio n / nsteps (not a ring).
+double pat_bandwidth(const NcclTopology& t, const Shape& s, sim::CollectiveKind kind, int p) {
+  const bool gather_scatter = kind == sim::CollectiveKind::kAllGather || kind == sim::CollectiveKind::kReduceScatter;
+  if (!gather_scatter || p != kSimple || s.ppn != 1 || compute_capability(t.arch) < 60) return 0;
+  const NcclTopology::Graph g = graph_of(t, s);
+  return 0.75 * g.channels * (s.nodes <= 2 ? g.bw_intra_GBps : g.bw_inter_GBps);
+}
+
 // The algorithm bandwidth NCCL's table holds for (kind, a, p), GB/s; 0: disabled.
 double bandwidth(const NcclTopology& t, const Shape& s, sim::CollectiveKind kind, int a, int p) {
+  if (a == kPat) return pat_bandwidth(t, s, kind, p);
   if (a >= kNvls) return nvls_bandwidth(t, s, kind, a, p);
   const bool all_reduce = kind == sim::CollectiveKind::kAllReduce;
   if (a == kTree && !all_reduce) return 0;  // Tree: all_reduce only
@@ -132,6 +143,10 @@ double bandwidth(const NcclTopology& t, const Shape& s, sim::CollectiveKind kind
 
 // The latency NCCL's table holds for (kind, a, p), us.
 double latency(const NcclTopology& t, const Shape& s, sim::CollectiveKind kind, int a, int p) {
+  if (a == kPat) {  // one GPU a node, so the network's Tree latency; a log and a linear part
+    const double inter = kHwLat[kNet][kTree][p] + (p == kSimple ? 2 : 1) * t.latency_inter_us;
+    return kPatBaseLat + log2i(s.nodes) * inter / 3.5 + 2.8 * s.ranks;
+  }
   if (a >= kNvls) {  // Simple only; base latency 0
     const double intra = kNvlsHwLat[a - kNvls][t.nvlink ? kNvlink : kPci];
     const double inter = (s.ppn == 1 ? kHwLat[kNet][kTree][p] : kNvlsHwLat[a - kNvls][kNet]) + 2 * t.latency_inter_us;
@@ -193,6 +208,7 @@ std::string_view to_string(NcclAlgo algo) {
     case NcclAlgo::kRing: return "ring";
     case NcclAlgo::kNvls: return "nvls";
     case NcclAlgo::kNvlsTree: return "nvls_tree";
+    case NcclAlgo::kPat: return "pat";
   }
   return "?";
 }
@@ -293,7 +309,7 @@ std::vector<NcclCost> nccl_costs(const NcclTopology& topo, sim::CollectiveKind k
   const Shape s{(ranks + topo.gpus_per_node - 1) / topo.gpus_per_node, std::min(ranks, topo.gpus_per_node), ranks};
   const int cc = compute_capability(topo.arch);
   std::vector<NcclCost> out;
-  for (int a : {kTree, kRing, kNvls, kNvlsTree}) {
+  for (int a : {kTree, kRing, kNvls, kNvlsTree, kPat}) {
     for (int p : {kLL, kLL128, kSimple}) {
       NcclCost c{static_cast<NcclAlgo>(a), static_cast<NcclProto>(p), latency(topo, s, kind, a, p),
                  bandwidth(topo, s, kind, a, p), 0, 0, -1};

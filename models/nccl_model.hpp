@@ -6,13 +6,12 @@
 // as ../shared/reference/nccl_model.md transcribes it; the derivation and
 // what is left out: docs/cost-models.md#nccls-tuning-model.
 //
-// Modelled: the Ring, Tree, NVLS and NVLSTree algorithms, the LL, LL128
-// and Simple protocols, all_reduce, all_gather, reduce_scatter, broadcast
-// and reduce, one or several nodes. NVLS's graph (channels and speed) is
-// derived from search.cc's accounting, not from a log (nvls_graph). Not
-// modelled: CollNet (it needs SHARP switches a cluster description does not
-// name) and PAT (one GPU a node), tuner plugins, grouped launches
-// (numPipeOps 1).
+// Modelled: the Ring, Tree, NVLS, NVLSTree and PAT algorithms, the LL,
+// LL128 and Simple protocols, all_reduce, all_gather, reduce_scatter,
+// broadcast and reduce, one or several nodes. NVLS's graph (channels and
+// speed) is derived from search.cc's accounting, not from a log
+// (nvls_graph). Not modelled: CollNet (it needs SHARP switches a cluster
+// description does not name), tuner plugins, grouped launches (numPipeOps 1).
 
 #include <array>
 #include <cstdint>
@@ -32,8 +31,8 @@ std::string_view to_string(GpuArch arch);
 /// CUDA compute capability x 10 of each generation (70, 80, 90, 100).
 int compute_capability(GpuArch arch);
 
-/// In NCCL's loop order (NCCL_ALGO_TREE 0, RING 1, NVLS 4, NVLS_TREE 5).
-enum class NcclAlgo : std::uint8_t { kTree, kRing, kNvls, kNvlsTree };
+/// In NCCL's loop order (NCCL_ALGO_TREE 0, RING 1, NVLS 4, NVLS_TREE 5, PAT 6).
+enum class NcclAlgo : std::uint8_t { kTree, kRing, kNvls, kNvlsTree, kPat };
 enum class NcclProto : std::uint8_t { kLL, kLL128, kSimple };
 std::string_view to_string(NcclAlgo algo);
 std::string_view to_string(NcclProto proto);

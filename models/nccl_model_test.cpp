@@ -42,6 +42,17 @@ TEST_CASE("NCCL's TUNING table of a real log: 2 ranks as 2 nodes over sockets (n
   const auto bc = models::nccl_costs(t, CollectiveKind::kBroadcast, 1024, 2);
   CHECK(find(bc, NcclAlgo::kRing, NcclProto::kLL).latency_us == doctest::Approx(9.3));
   CHECK(find(bc, NcclAlgo::kTree, NcclProto::kLL).time_us == -1);  // broadcast: ring only
+  // PAT (one GPU a node; all_gather and reduce_scatter, Simple): 8 + log2(2) x 14 / 3.5 + 2 x 2.8 = 17.6,
+  // the log's; its bandwidth is the tree graph's x 0.75, with no ratio n / nsteps.
+  const auto ag = models::nccl_costs(t, CollectiveKind::kAllGather, 1 << 20, 2);
+  CHECK(find(ag, NcclAlgo::kPat, NcclProto::kSimple).latency_us == doctest::Approx(17.6));
+  CHECK(find(ag, NcclAlgo::kPat, NcclProto::kSimple).bandwidth_GBps == doctest::Approx(2.4 * 0.75));
+  CHECK(find(ag, NcclAlgo::kPat, NcclProto::kLL).time_us == -1);
+  CHECK(find(ar, NcclAlgo::kPat, NcclProto::kSimple).time_us == -1);  // not all_reduce
+  models::NcclTopology eight = t;
+  eight.gpus_per_node = 8;  // PAT needs one GPU a node
+  CHECK(find(models::nccl_costs(eight, CollectiveKind::kAllGather, 1 << 20, 16), NcclAlgo::kPat, NcclProto::kSimple)
+            .time_us == -1);
   // The log's broadcast switches from LL to Simple between 16 and 32 KiB (the model's crossover: 31.4 KB).
   CHECK(models::nccl_choice(t, CollectiveKind::kBroadcast, 16 << 10, 2).proto == NcclProto::kLL);
   CHECK(models::nccl_choice(t, CollectiveKind::kBroadcast, 32 << 10, 2).proto == NcclProto::kSimple);
