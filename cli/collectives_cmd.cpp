@@ -51,6 +51,7 @@ nlohmann::ordered_json print_tuning(const scenarios::Scenario& s, sim::Collectiv
   fmt::print("# NCCL's tuning table for {} over {} ranks (latency us / bandwidth GB/s, NCCL_DEBUG_SUBSYS=TUNING's "
              "numbers; - disabled)\n#   {:<10} {:>16} {:>16} {:>16}\n", op, w, "algorithm", "LL", "LL128", "Simple");
   nlohmann::ordered_json table = nlohmann::ordered_json::array();
+  // nccl_costs lists every algorithm with its three protocols in order (LL, LL128, Simple): a row each.
   const auto costs = models::nccl_costs(topo, kind, 1 << 20, w);
   for (std::size_t i = 0; i < costs.size(); i += 3) {
     fmt::print("    {:<10}", models::to_string(costs[i].algo));

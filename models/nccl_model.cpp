@@ -111,11 +111,11 @@ double nvls_bandwidth(const NcclTopology& t, const Shape& s, sim::CollectiveKind
   return all_reduce ? bus * s.ranks / nsteps_of(kind, s.ranks) : bus;  // no ratio for all_gather, reduce_scatter
 }
 
-// PAT's: all_gather and reduce_scatter, Simple, one GPU a node (ncclPatEnable), on the tree's graph;
-// x 0.75, and no ratio n / nsteps (not a ring).
+// PAT's: all_gather and reduce_scatter, Simple, one GPU a node (ncclPatEnable; its SM60 rule holds for
+// every generation modelled), on the tree's graph; x 0.75, and no ratio n / nsteps (not a ring).
 double pat_bandwidth(const NcclTopology& t, const Shape& s, sim::CollectiveKind kind, int p) {
   const bool gather_scatter = kind == sim::CollectiveKind::kAllGather || kind == sim::CollectiveKind::kReduceScatter;
-  if (!gather_scatter || p != kSimple || s.ppn != 1 || compute_capability(t.arch) < 60) return 0;
+  if (!gather_scatter || p != kSimple || s.ppn != 1) return 0;
   const NcclTopology::Graph g = graph_of(t, s);
   return 0.75 * g.channels * (s.nodes <= 2 ? g.bw_intra_GBps : g.bw_inter_GBps);
 }

@@ -181,6 +181,13 @@ std::vector<Pair> ring_pairs(int first, int count, int stride) {
   return v;
 }
 
+// The ring of a process group: each of its ranks to the next, the last to the first.
+std::vector<Pair> ring_of(const std::vector<int>& ranks) {
+  std::vector<Pair> v;
+  for (std::size_t k = 0; k < ranks.size() && ranks.size() > 1; ++k) v.emplace_back(ranks[k], ranks[(k + 1) % ranks.size()]);
+  return v;
+}
+
 class SimgridTimer final : public CollectiveTimer {
  public:
   SimgridTimer(Platform& platform, const ClusterSpec& cluster, sim::Time launch, Algorithm algorithm, bool memoize,
@@ -205,8 +212,7 @@ class SimgridTimer final : public CollectiveTimer {
       const std::vector<int>& ranks = groups[i];
       const int w = static_cast<int>(ranks.size());
       if (w < 2) continue;
-      std::vector<Pair> ring;
-      for (int k = 0; k < w; ++k) ring.emplace_back(ranks[static_cast<std::size_t>(k)], ranks[static_cast<std::size_t>((k + 1) % w)]);
+      const std::vector<Pair> ring = ring_of(ranks);
       for (const auto& [a, b] : ring) {
         if (!platform_.has_route(a, b)) {
           throw std::invalid_argument("process group " + std::to_string(i) + ": its ring was not given to run_with_simgrid");
@@ -413,7 +419,7 @@ SimgridStats run(const ClusterSpec& cluster, sim::Time launch_overhead, Algorith
     for (int r : ranks) {
       if (r < 0 || r >= max_w) throw std::invalid_argument("a process group's rank outside the platform's world size");
     }
-    for (std::size_t k = 0; ranks.size() > 1 && k < ranks.size(); ++k) platform.add_route(ranks[k], ranks[(k + 1) % ranks.size()]);
+    for (const Pair& p : ring_of(ranks)) platform.add_route(p.first, p.second);
   }
   platform.seal();
 

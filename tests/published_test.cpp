@@ -4,7 +4,6 @@
 
 #include <doctest/doctest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <map>
@@ -13,6 +12,7 @@
 #include "models/baseline.hpp"
 #include "scenarios/runner.hpp"
 #include "scenarios/scenario.hpp"
+#include "validate/median.hpp"
 #include "validate/validation.hpp"
 
 using namespace ddpsim;
@@ -33,10 +33,7 @@ const Published kV100[] = {
     {"published/resnext101_32x8d_v100.yaml", {{1, 425}, {2, 438}, {4, 439}, {8, 447}, {16, 450}}},
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
+using validate::median;
 
 TEST_CASE("PyTorch's V100 DDP benchmark, every model: the simulator and the closed form, row by row") {
   // The target: 5 % a row, and the simulator closer than the closed form on
