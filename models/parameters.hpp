@@ -34,6 +34,9 @@ struct ModelSpec {
   /// parameter up to i in ready_order has elapsed.
   std::vector<sim::Time> forward;
   std::vector<sim::Time> backward;
+  /// Per parameter: bytes of activations its layer keeps from forward for
+  /// backward, per local batch (empty: none given). Memory only.
+  std::vector<std::int64_t> activations;
   sim::Time optimizer;
 
   std::int64_t parameter_count() const;

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "models/fsdp.hpp"
 #include "models/presets.hpp"
 #include "models/reducer.hpp"
 #include "scenarios/input_error.hpp"
@@ -96,4 +97,19 @@ TEST_CASE("an unknown preset is an error listing the presets") {
     CHECK(std::string(e.what()).find("key 'model.preset': value 'resnet51': expected one of: bert-base, gpt2-small, "
                                      "linear-8-1, resnet101, resnet18, resnet50, resnext101_32x8d, resnext50_32x4d") != std::string::npos);
   }
+}
+
+TEST_CASE("FSDP units on GPT-2 small: one per transformer block, the embeddings in the root") {
+  const scenarios::Scenario s = with_preset("gpt2-small");
+  const auto units = models::build_units(s.job.model, models::WrapPolicy{std::nullopt, {"transformer.h.*"}});
+  REQUIRE(units.size() == 13);
+  // 12 x 7,087,872 in the blocks; wte (50257 x 768), wpe (1024 x 768) and ln_f in the root: 124,439,808 in all.
+  for (std::size_t i = 0; i < 12; ++i) CHECK(units[i].numel == 7'087'872);
+  CHECK(units[12].root);
+  CHECK(units[12].numel == 50257 * 768 + 1024 * 768 + 2 * 768);
+  // The size policy at 10 M parameters leaves every block to the root but wte.
+  const auto sized = models::build_units(s.job.model, models::WrapPolicy{10'000'000, {}});
+  REQUIRE(sized.size() == 3);
+  CHECK(sized[0].module == "transformer.wte");
+  CHECK(sized[1].module == "transformer.h");
 }

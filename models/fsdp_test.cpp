@@ -1,0 +1,88 @@
+#include "models/fsdp.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace ddpsim;
+using models::FsdpUnit;
+using models::Tensor;
+using models::WrapPolicy;
+
+namespace {
+
+// emb 1000, blocks.0.fc 110, blocks.1.fc 110, head 100, norm 10 elements.
+models::ModelSpec toy() {
+  models::ModelSpec m;
+  m.parameters = {Tensor{"emb.weight", {100, 10}}, Tensor{"blocks.0.fc.weight", {10, 10}}, Tensor{"blocks.0.fc.bias", {10}},
+                  Tensor{"blocks.1.fc.weight", {10, 10}}, Tensor{"blocks.1.fc.bias", {10}}, Tensor{"head.weight", {10, 10}},
+                  Tensor{"norm.weight", {10}}};
+  return m;
+}
+
+std::vector<std::string> modules(const std::vector<FsdpUnit>& units) {
+  std::vector<std::string> out;
+  for (const FsdpUnit& u : units) out.push_back(u.root ? "<root>" : u.module);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("FSDP units: size-based policy wraps as _recursive_wrap does") {
+  SUBCASE("each block's linear reaches min_num_params; the remainder goes to the root") {
+    const auto units = models::build_units(toy(), WrapPolicy{110, {}});
+    CHECK(modules(units) == std::vector<std::string>{"emb", "blocks.0.fc", "blocks.1.fc", "<root>"});
+    CHECK(units[3].numel == 110);
+    CHECK(units[3].params == std::vector<int>{5, 6});
+    CHECK(units[1].params == std::vector<int>{1, 2});
+    CHECK(units[1].parent == 3);
+    CHECK(models::forward_order(units) == std::vector<int>{3, 0, 1, 2});
+  }
+  SUBCASE("one more parameter needed: the blocks container takes both blocks") {
+    const auto units = models::build_units(toy(), WrapPolicy{111, {}});
+    CHECK(modules(units) == std::vector<std::string>{"emb", "blocks", "<root>"});
+    CHECK(units[1].numel == 220);
+  }
+  SUBCASE("no policy: the root holds every parameter") {
+    const auto units = models::build_units(toy(), WrapPolicy{});
+    REQUIRE(units.size() == 1);
+    CHECK(units[0].root);
+    CHECK(units[0].numel == 1330);
+  }
+}
+
+TEST_CASE("FSDP units: module policy and nesting") {
+  SUBCASE("blocks.* wraps each block") {
+    const auto units = models::build_units(toy(), WrapPolicy{std::nullopt, {"blocks.*"}});
+    CHECK(modules(units) == std::vector<std::string>{"blocks.0", "blocks.1", "<root>"});
+    CHECK(units[2].params == std::vector<int>{0, 5, 6});
+  }
+  SUBCASE("a unit inside a unit: the inner one is built first, its parent is the outer") {
+    const auto units = models::build_units(toy(), WrapPolicy{std::nullopt, {"blocks", "blocks.0.fc"}});
+    CHECK(modules(units) == std::vector<std::string>{"blocks.0.fc", "blocks", "<root>"});
+    CHECK(units[0].parent == 1);
+    CHECK(units[1].parent == 2);
+    CHECK(units[1].params == std::vector<int>{3, 4});
+    CHECK(models::forward_order(units) == std::vector<int>{2, 1, 0});
+  }
+  SUBCASE("a wrapped module whose parameters its children took has no unit") {
+    const auto units = models::build_units(toy(), WrapPolicy{std::nullopt, {"blocks", "blocks.*"}});
+    CHECK(modules(units) == std::vector<std::string>{"blocks.0", "blocks.1", "<root>"});
+  }
+  SUBCASE("patterns match whole components") {
+    CHECK(models::module_matches("blocks.*", "blocks.0"));
+    CHECK_FALSE(models::module_matches("blocks.*", "blocks"));
+    CHECK_FALSE(models::module_matches("blocks.*", "blocks.0.fc"));
+    CHECK_FALSE(models::module_matches("block", "blocks"));
+    CHECK(models::module_matches("*", "emb"));
+  }
+}
+
+TEST_CASE("FSDP padding and shard groups") {
+  CHECK(models::padded_numel(110, 8) == 112);
+  CHECK(models::padded_numel(112, 8) == 112);
+  CHECK(models::padded_numel(3, 8) == 8);
+  CHECK(models::shard_group_size(models::ShardingStrategy::kFullShard, 16, 8) == 16);
+  CHECK(models::shard_group_size(models::ShardingStrategy::kHybridShard, 16, 8) == 8);
+  CHECK(models::shard_group_size(models::ShardingStrategy::kNoShard, 16, 8) == 1);
+  CHECK(models::parse_sharding_strategy("_HYBRID_SHARD_ZERO2") == models::ShardingStrategy::kHybridShardZero2);
+  CHECK_FALSE(models::parse_sharding_strategy("full_shard"));
+}

@@ -1,0 +1,202 @@
+#include "models/memory.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <stdexcept>
+
+namespace ddpsim::models {
+namespace {
+
+constexpr std::array<std::string_view, 4> kOptimizerNames = {"sgd", "sgd_momentum", "adam", "adamw"};
+
+std::int64_t activation_of(const ModelSpec& model, int param) {
+  return model.activations.empty() ? 0 : model.activations[static_cast<std::size_t>(param)];
+}
+
+// What one unit holds, per rank, in bytes.
+struct UnitBytes {
+  std::int64_t gathered = 0;     // the all-gathered flat parameter while it is unsharded
+  std::int64_t grad = 0;         // its unsharded gradient, the reduce-dtype copy and the shard it reduces to
+  std::int64_t activations = 0;  // what its forward keeps for backward
+};
+
+// A point of the step: what is live besides the persistent model states.
+struct Point {
+  std::int64_t transient = 0;
+  std::int64_t activations = 0;
+  MemoryPoint at;
+};
+
+class FsdpTimeline {
+ public:
+  FsdpTimeline(const std::vector<FsdpUnit>& units, std::vector<UnitBytes> bytes, const FsdpConfig& cfg, bool sharded)
+      : units_(units), bytes_(std::move(bytes)), cfg_(cfg), sharded_(sharded), order_(forward_order(units)) {}
+
+  // The point of the step with the most transient memory: each unit's
+  // forward, each unit's backward, the optimizer (none).
+  Point peak() const {
+    Point best{0, 0, {"optimizer", ""}};
+    const int n = static_cast<int>(order_.size());
+    auto consider = [&](const Point& p) {
+      if (p.transient + p.activations > best.transient + best.activations) best = p;
+    };
+    for (int k = 0; k < n; ++k) consider(forward_point(k));
+    for (int k = n - 1; k >= 0; --k) {
+      consider(backward_point(k, false));
+      if (cfg_.backward_prefetch == BackwardPrefetch::kBackwardPost) consider(backward_point(k, true));
+    }
+    return best;
+  }
+
+ private:
+  // Unit order_[k] computing its forward: the root, its enclosing units and
+  // itself unsharded, and the next unit (limit_all_gathers lets two
+  // all-gathers run ahead of the CPU; forward_prefetch issues the next one).
+  // Without resharding after forward every earlier unit stays unsharded.
+  Point forward_point(int k) const {
+    std::vector<bool> live = base(k);
+    if (sharded_ && !reshards()) {
+      for (int j = 0; j < k; ++j) mark(live, j);
+    }
+    if ((cfg_.limit_all_gathers || cfg_.forward_prefetch) && k + 1 < static_cast<int>(order_.size())) mark(live, k + 1);
+    return {sum(live), activations_upto(k), {"forward", unit_name(k)}};
+  }
+
+  // Unit order_[k] computing its gradients (after_free: BACKWARD_POST's
+  // moment after it freed its parameters and prefetched the next unit,
+  // its gradient still being reduced). BACKWARD_PRE has gathered the next
+  // unit in backward (order_[k - 1]) before this one computes.
+  Point backward_point(int k, bool after_free) const {
+    std::vector<bool> live = base(k);
+    if (sharded_ && !reshards()) {
+      for (int j = 0; j < k; ++j) mark(live, j);
+    }
+    const auto self = static_cast<std::size_t>(order_[static_cast<std::size_t>(k)]);
+    if (after_free) live[self] = units_[self].root;
+    const bool prefetch = after_free || cfg_.backward_prefetch == BackwardPrefetch::kBackwardPre;
+    if (prefetch && k > 0) mark(live, k - 1);
+    return {sum(live) + bytes_[self].grad, activations_upto(k), {"backward", unit_name(k)}};
+  }
+
+  bool reshards() const { return reshards_after_forward(cfg_.sharding); }
+
+  // The root (unsharded from its forward to the end of backward), unit
+  // order_[k] and every unit enclosing it.
+  std::vector<bool> base(int k) const {
+    std::vector<bool> live(units_.size(), false);
+    for (std::size_t u = 0; u < units_.size(); ++u) live[u] = units_[u].root;
+    for (int u = order_[static_cast<std::size_t>(k)]; u >= 0; u = units_[static_cast<std::size_t>(u)].parent) {
+      live[static_cast<std::size_t>(u)] = true;
+    }
+    return live;
+  }
+
+  void mark(std::vector<bool>& live, int k) const { live[static_cast<std::size_t>(order_[static_cast<std::size_t>(k)])] = true; }
+
+  std::int64_t sum(const std::vector<bool>& live) const {
+    std::int64_t total = 0;
+    for (std::size_t u = 0; u < live.size(); ++u) total += live[u] ? bytes_[u].gathered : 0;
+    return total;
+  }
+
+  // Activations of the units whose forward has run, up to and including order_[k].
+  std::int64_t activations_upto(int k) const {
+    std::int64_t total = 0;
+    for (int j = 0; j <= k; ++j) total += bytes_[static_cast<std::size_t>(order_[static_cast<std::size_t>(j)])].activations;
+    return total;
+  }
+
+  std::string unit_name(int k) const {
+    const FsdpUnit& u = units_[static_cast<std::size_t>(order_[static_cast<std::size_t>(k)])];
+    return u.root ? std::string("<root>") : u.module;
+  }
+
+  const std::vector<FsdpUnit>& units_;
+  std::vector<UnitBytes> bytes_;
+  const FsdpConfig& cfg_;
+  bool sharded_;
+  std::vector<int> order_;
+};
+
+}  // namespace
+
+std::string_view to_string(OptimizerKind kind) { return kOptimizerNames[static_cast<std::size_t>(kind)]; }
+
+std::optional<OptimizerKind> parse_optimizer(std::string_view name) {
+  for (std::size_t i = 0; i < kOptimizerNames.size(); ++i) {
+    if (kOptimizerNames[i] == name) return static_cast<OptimizerKind>(i);
+  }
+  return std::nullopt;
+}
+
+std::int64_t optimizer_state_bytes(OptimizerKind kind, std::int64_t numel, DType dtype) {
+  const std::int64_t one = numel * element_size(dtype);
+  switch (kind) {
+    case OptimizerKind::kSgd: return 0;
+    case OptimizerKind::kSgdMomentum: return one;
+    case OptimizerKind::kAdam:
+    case OptimizerKind::kAdamW: return 2 * one;
+  }
+  return 0;
+}
+
+MemoryEstimate ddp_memory(const ModelSpec& model, const MemoryInputs& in) {
+  MemoryEstimate m;
+  for (std::size_t i = 0; i < model.parameters.size(); ++i) {
+    const Tensor& t = model.parameters[i];
+    m.parameters += t.bytes();
+    m.gradients += t.bytes();
+    m.optimizer_states += optimizer_state_bytes(in.optimizer, t.numel(), t.dtype);
+    m.activations += activation_of(model, static_cast<int>(i));
+  }
+  m.buckets = in.gradient_as_bucket_view ? 0 : m.gradients;
+  m.peak_at = {"backward", ""};
+  return m;
+}
+
+MemoryEstimate fsdp_memory(const ModelSpec& model, const std::vector<FsdpUnit>& units, const FsdpConfig& cfg,
+                           int world_size, int gpus_per_node, const MemoryInputs& in) {
+  if (world_size < 1 || gpus_per_node < 1) throw std::invalid_argument("FSDP needs at least one rank");
+  const int group = world_size == 1 ? 1 : shard_group_size(cfg.sharding, world_size, gpus_per_node);
+  const bool sharded = group > 1;
+  MemoryEstimate m;
+  std::vector<UnitBytes> bytes(units.size());
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    const FsdpUnit& unit = units[u];
+    const DType own = model.parameters[static_cast<std::size_t>(unit.params.front())].dtype;
+    const std::int64_t e_param = element_size(own);
+    const std::int64_t e_compute = cfg.param_dtype ? element_size(*cfg.param_dtype) : e_param;
+    const std::int64_t e_reduce = cfg.reduce_dtype ? element_size(*cfg.reduce_dtype) : e_compute;
+    const std::int64_t padded = padded_numel(unit.numel, group);
+    const std::int64_t shard = padded / group;
+    m.parameters += shard * e_param;
+    m.gradients += shard * e_param;
+    m.optimizer_states += optimizer_state_bytes(in.optimizer, shard, own);
+    UnitBytes& b = bytes[u];
+    if (sharded) {
+      b.gathered = padded * e_compute;
+      b.grad = padded * e_compute + (e_reduce != e_compute ? padded * e_reduce : 0) + shard * e_reduce;
+    } else if (cfg.param_dtype) {
+      b.gathered = padded * e_compute;  // the low-precision copy compute runs on
+      b.grad = padded * e_compute;
+    }
+    for (int p : unit.params) b.activations += activation_of(model, p);
+  }
+  const Point peak = FsdpTimeline(units, std::move(bytes), cfg, sharded).peak();
+  m.unsharded = peak.transient;
+  m.activations = peak.activations;
+  m.peak_at = peak.at;
+  return m;
+}
+
+std::string out_of_memory_message(int rank, std::int64_t peak, std::int64_t capacity, const MemoryPoint& at) {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  const std::string where = at.unit.empty() ? at.phase : fmt::format("{} of unit {}", at.phase, at.unit);
+  return fmt::format(
+      "torch.cuda.OutOfMemoryError: CUDA out of memory. Rank {} needs {:.2f} GiB at its peak ({}) on a device of "
+      "{:.2f} GiB (device.memory_GB)",
+      rank, static_cast<double>(peak) / kGiB, where, static_cast<double>(capacity) / kGiB);
+}
+
+}  // namespace ddpsim::models
