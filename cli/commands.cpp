@@ -280,6 +280,14 @@ int main(int argc, char** argv) {
                             "Also print NCCL's latency and bandwidth per algorithm and protocol (collective.model: nccl), "
                             "as NCCL_DEBUG_SUBSYS=TUNING logs them");
 
+  ddpsim::cli::MemoryOptions mo;
+  CLI::App* memory_cmd = app.add_subcommand(
+      "memory", "Print memory per rank at each world size: model states, unsharded units, activations, the peak");
+  memory_cmd->add_option("scenario", mo.scenario, "Scenario YAML file")->required();
+  memory_cmd->add_option("--world-size", mo.world_size, "One world size instead of the scenario's")
+      ->check(CLI::Range(1, 1 << 20));
+  memory_cmd->add_option("--json", mo.json, "Write the rows as JSON to this file");
+
   ValidateOptions vo;
   CLI::App* validate_app = app.add_subcommand("validate", "Compare a scenario's predictions with ddpsim-real measurements");
   validate_app->add_option("--scenario", vo.scenario, "Scenario YAML file")->required();
@@ -317,6 +325,7 @@ int main(int argc, char** argv) {
     if (*validate_app) return validate_cmd(vo);
     if (*calibrate_cmd) return ddpsim::cli::calibrate(co);
     if (*trace_cmd) return import_trace(trace_path, trace_scenario, trace_out);
+    if (*memory_cmd) return ddpsim::cli::memory(mo);
     if (*collectives_cmd) return xo.groups > 0 ? ddpsim::cli::collectives_together(xo) : ddpsim::cli::collectives(xo);
   } catch (const InputError& e) {
     fmt::print(stderr, "ddpsim: error: {}\n", e.what());

@@ -1,6 +1,7 @@
 #pragma once
 // The ddpsim subcommands that live in their own files: calibrate
-// (cli/calibrate_cmd.cpp) and collectives (cli/collectives_cmd.cpp).
+// (cli/calibrate_cmd.cpp), collectives (cli/collectives_cmd.cpp) and memory
+// (cli/memory_cmd.cpp).
 
 #include <optional>
 #include <string>
@@ -40,5 +41,15 @@ int collectives(const CollectivesOptions& o);
 /// ddpsim collectives --groups G: G process groups' collectives at once on
 /// the SimGrid engine, each size alone and together (cli/groups_cmd.cpp).
 int collectives_together(const CollectivesOptions& o);
+
+struct MemoryOptions {
+  std::string scenario;
+  int world_size = 0;  ///< 0: each of the scenario's
+  std::string json;
+};
+
+/// ddpsim memory: memory per rank at the scenario's world sizes (cli/memory_cmd.cpp).
+/// Returns 1 when some row does not fit device.memory_GB.
+int memory(const MemoryOptions& o);
 
 }  // namespace ddpsim::cli

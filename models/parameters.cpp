@@ -65,20 +65,27 @@ std::int64_t ModelSpec::buffer_bytes() const {
 sim::Time ModelSpec::forward_total() const { return std::accumulate(forward.begin(), forward.end(), sim::Time{}); }
 sim::Time ModelSpec::backward_total() const { return std::accumulate(backward.begin(), backward.end(), sim::Time{}); }
 
-std::vector<sim::Time> spread_by_size(sim::Time total, const std::vector<std::int64_t>& weights) {
+std::vector<std::int64_t> spread_integer(std::int64_t total, const std::vector<std::int64_t>& weights) {
   // Largest-remainder free: cumulative rounding, so the parts add up exactly.
   const double sum = static_cast<double>(std::accumulate(weights.begin(), weights.end(), std::int64_t{0}));
-  std::vector<sim::Time> out(weights.size());
+  std::vector<std::int64_t> out(weights.size(), 0);
   if (sum <= 0) return out;
   std::int64_t acc_weight = 0;
   std::int64_t given = 0;
   for (std::size_t i = 0; i < weights.size(); ++i) {
     acc_weight += weights[i];
-    const auto upto = static_cast<std::int64_t>(
-        std::llround(static_cast<double>(total.count_ns()) * (static_cast<double>(acc_weight) / sum)));
-    out[i] = sim::Time::ns(upto - given);
+    const auto upto =
+        static_cast<std::int64_t>(std::llround(static_cast<double>(total) * (static_cast<double>(acc_weight) / sum)));
+    out[i] = upto - given;
     given = upto;
   }
+  return out;
+}
+
+std::vector<sim::Time> spread_by_size(sim::Time total, const std::vector<std::int64_t>& weights) {
+  std::vector<sim::Time> out;
+  out.reserve(weights.size());
+  for (std::int64_t part : spread_integer(total.count_ns(), weights)) out.push_back(sim::Time::ns(part));
   return out;
 }
 

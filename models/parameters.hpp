@@ -48,6 +48,8 @@ struct ModelSpec {
 
 /// Splits `total` over the parameters in proportion to their sizes, skipping
 /// those whose weight is zero; rounding keeps the sum exactly `total`.
+/// The same for a count (bytes): parts in proportion to `weights`, adding up to `total`.
+std::vector<std::int64_t> spread_integer(std::int64_t total, const std::vector<std::int64_t>& weights);
 std::vector<sim::Time> spread_by_size(sim::Time total, const std::vector<std::int64_t>& weights);
 
 }  // namespace ddpsim::models

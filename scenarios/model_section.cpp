@@ -83,6 +83,37 @@ models::StragglerModel read_straggler(const Section& s, const std::vector<int>& 
   return models::JitterStraggler{models::JitterDistribution::kUniform, {}, s.millis("max_ms", std::nullopt, true)};
 }
 
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+std::int64_t mebibytes(const Section& s, std::string_view key) {
+  return std::llround(s.number(key, 0, false, 1e9, std::nullopt, "MiB") * kMiB);
+}
+
+// A layer's activation_MB, spread over its parameters by size (memory only).
+void read_layer_activations(const Section& l, const std::vector<int>& members, models::ModelSpec& spec) {
+  if (!l.has("activation_MB")) return;
+  std::vector<std::int64_t> weights;
+  for (int m : members) weights.push_back(spec.parameters[static_cast<std::size_t>(m)].numel());
+  const auto parts = models::spread_integer(mebibytes(l, "activation_MB"), weights);
+  spec.activations.resize(spec.parameters.size(), 0);
+  for (std::size_t k = 0; k < members.size(); ++k) spec.activations[static_cast<std::size_t>(members[k])] = parts[k];
+}
+
+// The whole model's activation_MB, spread over the parameters by forward time
+// (by size where forward takes no time).
+void read_activations(const Section& model, models::ModelSpec& spec) {
+  if (!model.has("activation_MB")) return;
+  if (!spec.activations.empty()) model.fail("activation_MB", "give it per layer or for the whole model, not both");
+  std::vector<std::int64_t> weights;
+  for (const sim::Time& t : spec.forward) weights.push_back(t.count_ns());
+  if (std::all_of(weights.begin(), weights.end(), [](std::int64_t w) { return w == 0; })) weights = numels(spec.parameters);
+  spec.activations = models::spread_integer(mebibytes(model, "activation_MB"), weights);
+}
+
+}  // namespace
+
 void read_compute(const Section& model, ComputeTimes& times, models::ModelSpec& spec) {
   const std::size_t n = spec.parameters.size();
   const bool whole = model.has("forward_ms") || model.has("forward_gflops") || model.has("backward_ms") ||
@@ -112,6 +143,7 @@ void read_compute(const Section& model, ComputeTimes& times, models::ModelSpec& 
         spec.forward[static_cast<std::size_t>(members[k])] = fwd[k];
         spec.backward[static_cast<std::size_t>(members[k])] = bwd[k];
       }
+      read_layer_activations(l, members, spec);
     }
     for (std::size_t p = 0; p < n; ++p) {
       if (!covered[p]) model.fail("layers", fmt::format("parameter '{}' is in no layer", spec.parameters[p].name));
@@ -163,9 +195,10 @@ models::ModelSpec read_model(const Section& top, std::string& description) {
     description = fmt::format("{} parameters in {} tensors", spec.parameter_count(), spec.parameters.size());
   }
   spec.optimizer = model.millis("optimizer_ms", 0.0);
-  if (top.has("device") && !times.used_flops()) {
-    top.fail("device", "is given, but no compute time is in gflops");
+  if (!times.used_flops()) {
+    for (auto k : {"peak_tflops", "efficiency"}) device.forbid(k, "is given, but no compute time is in gflops");
   }
+  read_activations(model, spec);
   return spec;
 }
 

@@ -213,6 +213,10 @@ SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace
 
 SweepResult run_sweep(const Scenario& scenario, const SweepAxes& axes, sim::ChromeTraceWriter* trace, int threads,
                       const exec::ExecutionPolicy& policy) {
+  if (scenario.parallelism == Parallelism::kFsdp) {
+    throw InputError(scenario.parallelism_at, "parallelism", "fsdp",
+                     "expected ddp: FSDP's step time is not simulated yet (`ddpsim memory` predicts its memory)");
+  }
   SweepResult out;
   std::optional<netsim::SimgridStats> stats;
   with_timer(scenario, axes,

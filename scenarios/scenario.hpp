@@ -9,8 +9,11 @@
 #include <vector>
 
 #include "models/ddp_job.hpp"
+#include "models/fsdp.hpp"
+#include "models/memory.hpp"
 #include "models/restart.hpp"
 #include "netsim/simgrid_options.hpp"
+#include "scenarios/input_error.hpp"
 
 namespace ddpsim::scenarios {
 
@@ -41,6 +44,15 @@ struct ResilienceSpec {
   double restart_budget_min = 15;  ///< the seed's "restart under 15 minutes"
 };
 
+/// The training program a scenario runs (`parallelism`).
+enum class Parallelism : std::uint8_t { kDdp, kFsdp };
+
+/// What memory per rank is predicted from (docs/cost-models.md#memory).
+struct MemorySpec {
+  models::MemoryInputs inputs;               ///< optimizer, ddp.gradient_as_bucket_view
+  std::optional<std::int64_t> device_bytes;  ///< device.memory_GB: none is no limit
+};
+
 struct Scenario {
   std::string name;               ///< `name`, or the file's stem
   std::string source;             ///< the path it was loaded from
@@ -50,6 +62,10 @@ struct Scenario {
   std::string model_description;  ///< "preset resnet50, 25557032 parameters in 161 tensors"
   std::optional<SamplerSpec> sampler;
   ResilienceSpec resilience;
+  Parallelism parallelism = Parallelism::kDdp;
+  Location parallelism_at;                 ///< where `parallelism` is set, for errors about it
+  std::optional<models::FsdpConfig> fsdp;  ///< the fsdp section, with parallelism fsdp
+  MemorySpec memory;
   std::string sha256;       ///< of the scenario's text
   std::string calibration;  ///< the calibration file applied, if any
   std::string calibration_sha256;

@@ -321,6 +321,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   job.ddp = read_ddp(top, job.model, out.sweep.bucket_caps_mb);
   job = with_cap(std::move(job), out.sweep.bucket_caps_mb.front());
 
+  read_parallelism(top, out);
   read_data(top, out);
 
   read_network(top, out);

@@ -15,6 +15,9 @@ namespace ddpsim::scenarios {
 std::string read_limited(const std::string& path, const char* what);
 /// The simgrid section: SimGrid's settings ddpsim passes on, each checked.
 netsim::SimgridOptions read_simgrid(const Section& top);
+/// `parallelism`, the fsdp section, `optimizer`, device.memory_GB and
+/// ddp.gradient_as_bucket_view: what the program is and what memory it needs.
+void read_parallelism(const Section& top, Scenario& out);
 /// The checkpoint and failures sections (failures are priced against a checkpoint).
 ResilienceSpec read_resilience(const Section& top, const models::DdpJob& job);
 

@@ -43,7 +43,9 @@ std::string type_cell(const std::vector<Key>& keys, const Key& k) {
       const std::vector<std::string_view> items = children(keys, std::string(k.path) + "[]");
       return items.empty() ? "list of mappings" : fmt::format("list of `{{{}}}`", joined(items));
     }
-    case Type::kNameList: return "list of parameter names" + (k.range.empty() ? "" : ", " + std::string(k.range));
+    case Type::kNameList:
+      return (k.range.starts_with("module") ? "list of names" : "list of parameter names") +
+             (k.range.empty() ? "" : ", " + std::string(k.range));
     case Type::kInteger: return with_unit("integer" + range, k.unit);
     case Type::kIntegerOrList: return with_unit("integer" + range + ", or a non-empty list of distinct ones", k.unit);
     case Type::kIntegerList: return std::string(k.range);

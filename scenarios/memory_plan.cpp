@@ -1,0 +1,53 @@
+#include "scenarios/memory_plan.hpp"
+
+#include <fmt/format.h>
+
+namespace ddpsim::scenarios {
+namespace {
+
+int gpus_per_node(const Scenario& s, int world_size) { return s.job.cluster ? s.job.cluster->gpus_per_node : world_size; }
+
+std::string policy_text(const models::WrapPolicy& p) {
+  if (p.min_num_params) return fmt::format("min_num_params {}", *p.min_num_params);
+  if (p.modules.empty()) return "no auto_wrap_policy";
+  return fmt::format("module_classes {}", fmt::join(p.modules, ", "));
+}
+
+}  // namespace
+
+models::MemoryEstimate predict_memory(const Scenario& s, int world_size) {
+  if (s.parallelism == Parallelism::kDdp) return models::ddp_memory(s.job.model, s.memory.inputs);
+  const auto units = models::build_units(s.job.model, s.fsdp->wrap);
+  return models::fsdp_memory(s.job.model, units, *s.fsdp, world_size, gpus_per_node(s, world_size), s.memory.inputs);
+}
+
+std::string describe_program(const Scenario& s) {
+  const std::string optimizer(models::to_string(s.memory.inputs.optimizer));
+  if (s.parallelism == Parallelism::kDdp) {
+    return fmt::format("DDP{}, {}", s.memory.inputs.gradient_as_bucket_view ? " (gradient_as_bucket_view)" : "",
+                       optimizer);
+  }
+  const models::FsdpConfig& f = *s.fsdp;
+  const auto units = models::build_units(s.job.model, f.wrap);
+  std::string mp;
+  if (f.param_dtype) mp = fmt::format(", {} compute", models::to_string(*f.param_dtype));
+  return fmt::format("FSDP {}, {} units ({}), {}{}, {}", models::to_string(f.sharding), units.size(),
+                     policy_text(f.wrap), models::to_string(f.backward_prefetch), mp, optimizer);
+}
+
+nlohmann::ordered_json memory_json(const models::MemoryEstimate& m, const Scenario& s) {
+  nlohmann::ordered_json j{{"parameters_bytes", m.parameters},
+                           {"gradients_bytes", m.gradients},
+                           {"optimizer_states_bytes", m.optimizer_states},
+                           {"buckets_bytes", m.buckets},
+                           {"unsharded_bytes", m.unsharded},
+                           {"activations_bytes", m.activations},
+                           {"peak_bytes", m.peak()},
+                           {"peak_phase", m.peak_at.phase},
+                           {"peak_unit", m.peak_at.unit}};
+  j["device_bytes"] = s.memory.device_bytes ? nlohmann::ordered_json(*s.memory.device_bytes) : nlohmann::ordered_json();
+  j["fits"] = s.memory.device_bytes ? nlohmann::ordered_json(m.peak() <= *s.memory.device_bytes) : nlohmann::ordered_json();
+  return j;
+}
+
+}  // namespace ddpsim::scenarios
