@@ -1,5 +1,7 @@
 #include "scenarios/report.hpp"
 
+#include "scenarios/memory_plan.hpp"
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -369,6 +371,11 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
   }
   for (const SweepRow& row : result.rows) {
     if (row.run.failure || !row.run.misalignments.empty()) write_failure(out, row.run);
+    if (!row.run.failure && row.run.outcome == models::Outcome::kCrash && !row.run.errors.empty()) {
+      // Out of memory: every rank stops alike; rank 0 speaks for them.
+      const models::RankError& e = row.run.errors.front();
+      fmt::print(out, "\nW={}: crash at {:.1f} ms on every rank: {}\n", row.run.world_size, e.at_ms, e.message);
+    }
     write_resilience(out, row);
   }
 }
@@ -455,6 +462,14 @@ ordered_json run_json(const Scenario& scenario, const SweepRow& row) {
   run["measured_iterations"] = r.measured_iterations;
   run["simulated_ms"] = ms6(r.end.ms());
   run["ranks"] = ranks_json(r.ranks);
+  // Memory per rank (docs/cost-models.md#memory): every rank's the same today.
+  ordered_json memory = ordered_json::array();
+  for (int rank = 0; rank < r.world_size; ++rank) {
+    ordered_json m{{"rank", rank}};
+    m.update(memory_json(row.memory, scenario));
+    memory.push_back(std::move(m));
+  }
+  run["memory"] = std::move(memory);
   run["blocked"] = blocked_json(r.blocked);
   ordered_json errors = ordered_json::array();
   for (const models::RankError& e : r.errors) {

@@ -15,6 +15,7 @@
 
 #include "models/baseline.hpp"
 #include "scenarios/input_error.hpp"
+#include "scenarios/memory_plan.hpp"
 
 namespace ddpsim::scenarios {
 
@@ -104,6 +105,28 @@ void parallel_for(std::size_t n, int threads, const std::function<void(std::size
 // Every row of the sweep, collectives timed by `timer` (null: the analytic
 // engine), on `threads` threads (one with a trace or a timer: the trace is
 // written in row order, and SimGrid runs in one actor).
+// The run as PyTorch would end it when the memory a rank needs is above the
+// device's: every rank fails at its first peak, the start of iteration 0's
+// backward (DDP; after construction's broadcasts, which are not counted).
+models::RunResult out_of_memory(const models::RunResult& simulated, const models::DdpJob& job,
+                                const models::MemoryEstimate& m, std::int64_t capacity) {
+  models::RunResult r;
+  r.world_size = simulated.world_size;
+  r.outcome = models::Outcome::kCrash;
+  r.global_batch = simulated.global_batch;
+  r.iterations = simulated.iterations;
+  r.fast_path = simulated.fast_path;
+  r.levelized = simulated.levelized;
+  const double at_ms = (job.data_load + job.model.forward_total()).ms();
+  for (int rank = 0; rank < r.world_size; ++rank) {
+    r.errors.push_back({rank, at_ms, models::out_of_memory_message(rank, m.peak(), capacity, m.peak_at)});
+  }
+  r.iterations_run.assign(static_cast<std::size_t>(r.world_size), 1);
+  r.shadow_collectives.assign(static_cast<std::size_t>(r.world_size), 0);
+  r.end = job.data_load + job.model.forward_total();
+  return r;
+}
+
 SweepResult run_rows(const Scenario& scenario, const SweepAxes& axes, sim::ChromeTraceWriter* trace,
                      models::CollectiveTimer* timer, int threads, exec::ExecutionPolicy policy) {
   SweepResult out;
@@ -140,9 +163,16 @@ SweepResult run_rows(const Scenario& scenario, const SweepAxes& axes, sim::Chrom
     if (trace != nullptr) {
       trace->begin_run(out.bucket_sweep ? fmt::format("cap={}MiB W={}", cap, w) : fmt::format("W={}", w), w);
     }
-    SweepRow row{exec::simulate_ddp(job, w, scenario.seed, policy, trace), jobs[c], {}, cap, {}, {}, {}, {}, {}, {}};
+    SweepRow row{exec::simulate_ddp(job, w, scenario.seed, policy, trace), jobs[c], {}, cap, {}, {}, {}, {}, {}, {}, {}, {}};
     price_failures(scenario, job, policy, row);
     row.closed_form_ms = models::closed_form_step_ms(job, w);
+    row.memory = predict_memory(scenario, w);
+    if (scenario.memory.device_bytes && row.memory.peak() > *scenario.memory.device_bytes) {
+      row.run = out_of_memory(row.run, job, row.memory, *scenario.memory.device_bytes);
+      row.restarts.reset();
+      row.crash_recovery.reset();
+      row.elastic.reset();
+    }
     if (scenario.sampler) {
       const SamplerSpec& s = *scenario.sampler;
       row.sampler = models::audit_sampler({s.dataset_size, w, s.shuffle, scenario.seed, s.drop_last}, job.local_batch_size,

@@ -48,6 +48,7 @@ struct SweepRow {
   std::optional<CrashRecovery> crash_recovery;
   std::optional<ElasticRestart> elastic;
   double closed_form_ms = 0;  ///< the named baseline at this W and cap (models/baseline.hpp)
+  models::MemoryEstimate memory;  ///< what each rank needs (scenarios/memory_plan.hpp)
 };
 
 struct SweepResult {
