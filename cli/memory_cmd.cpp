@@ -43,7 +43,7 @@ int memory(const MemoryOptions& o) {
     rows.push_back(std::move(row));
   }
   fmt::print("\nGiB per rank (2^30 bytes). params, grads, optimizer, buckets: held all step (FSDP: the local "
-             "shards); unsharded, activ.: also live at the peak (docs/cost-models.md#memory)\n");
+             "shards); unsharded, activ.: also live at the peak (docs/fsdp.md#memory)\n");
   if (!o.json.empty()) {
     std::ofstream out(o.json);
     if (!out) throw scenarios::InputError({"the command line", 0, 0}, "--json", o.json, "expected a writable file");

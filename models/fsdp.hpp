@@ -3,7 +3,7 @@
 // the configuration a scenario's `fsdp:` section gives, and the units
 // (FlatParameters) its auto-wrap policy builds from a model's parameters.
 // Semantics and sources: ../shared/reference/fsdp_semantics.md section 1;
-// derivations: docs/cost-models.md#fsdp-units.
+// derivations: docs/fsdp.md#units.
 
 #include <cstdint>
 #include <optional>

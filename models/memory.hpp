@@ -1,7 +1,7 @@
 #pragma once
 // Memory per rank: model states (parameters, gradients, optimizer states,
 // DDP's bucket buffers), FSDP's unsharded units in flight, activations, and
-// the peak with where it falls. Derivations: docs/cost-models.md#memory;
+// the peak with where it falls. Derivations: docs/fsdp.md#memory;
 // facts: ../shared/reference/fsdp_semantics.md section 2.
 
 #include <cstdint>

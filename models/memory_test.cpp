@@ -1,6 +1,6 @@
 // The memory model against hand-computed values, the ZeRO paper's formulas
 // and DeepSpeed's estimators (../shared/reference/fsdp_semantics.md section 2;
-// derivations: docs/cost-models.md#memory).
+// derivations: docs/fsdp.md#memory).
 
 #include "models/memory.hpp"
 
@@ -93,6 +93,8 @@ TEST_CASE("SHARD_GRAD_OP keeps every unit gathered from its forward to its backw
   none.limit_all_gathers = false;
   const auto m = fsdp(three_units(), none, 4);
   CHECK(m.unsharded == 2000 + 4000 + 8000 + 10000);
+  none.sharding = ShardingStrategy::kFullShard;
+  CHECK(fsdp(three_units(), none, 4).unsharded == 2000 + 8000 + 10000);
 }
 
 TEST_CASE("one rank runs NO_SHARD: full states, nothing gathered") {

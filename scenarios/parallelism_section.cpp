@@ -1,5 +1,5 @@
 // `parallelism`, the fsdp section, `optimizer` and what memory reads
-// (docs/scenario-format.md; meanings: docs/cost-models.md#fsdp-units and #memory).
+// (docs/scenario-format.md; meanings: docs/fsdp.md#units and #memory).
 
 #include <cmath>
 

@@ -462,7 +462,7 @@ ordered_json run_json(const Scenario& scenario, const SweepRow& row) {
   run["measured_iterations"] = r.measured_iterations;
   run["simulated_ms"] = ms6(r.end.ms());
   run["ranks"] = ranks_json(r.ranks);
-  // Memory per rank (docs/cost-models.md#memory): every rank's the same today.
+  // Memory per rank (docs/fsdp.md#memory): every rank's the same today.
   ordered_json memory = ordered_json::array();
   for (int rank = 0; rank < r.world_size; ++rank) {
     ordered_json m{{"rank", rank}};

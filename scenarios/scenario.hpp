@@ -47,7 +47,7 @@ struct ResilienceSpec {
 /// The training program a scenario runs (`parallelism`).
 enum class Parallelism : std::uint8_t { kDdp, kFsdp };
 
-/// What memory per rank is predicted from (docs/cost-models.md#memory).
+/// What memory per rank is predicted from (docs/fsdp.md#memory).
 struct MemorySpec {
   models::MemoryInputs inputs;               ///< optimizer, ddp.gradient_as_bucket_view
   std::optional<std::int64_t> device_bytes;  ///< device.memory_GB: none is no limit

@@ -91,14 +91,14 @@ const std::vector<Key> kScenario = {
     {"device.efficiency", T::kNumber, "", "(0, 1]", "required with any `_gflops`", "fraction of peak achieved"},
     {"device.memory_GB", T::kNumber, "GiB (2^30 bytes, as torch.cuda counts)", "> 0", "none (no limit)",
      "a rank whose predicted peak memory is above it fails with CUDA's out-of-memory error "
-     "(docs/cost-models.md#memory)"},
+     "(docs/fsdp.md#memory)"},
     {"parallelism", T::kChoice, "", "ddp, fsdp", "`ddp`",
      "the training program: DistributedDataParallel, or FullyShardedDataParallel (the `fsdp` section)"},
     {"optimizer", T::kChoice, "", "sgd, sgd_momentum, adam, adamw", "`sgd`",
      "the optimizer's state, for memory: none, one buffer (momentum), two (exp_avg, exp_avg_sq), each the size "
      "and dtype of the parameters it steps"},
     {"fsdp", T::kMapping, "", "", "none (only with `parallelism: fsdp`)",
-     "FullyShardedDataParallel's arguments, PyTorch's names (docs/cost-models.md#fsdp-units)"},
+     "FullyShardedDataParallel's arguments, PyTorch's names (docs/fsdp.md#units)"},
     {"fsdp.sharding_strategy", T::kChoice, "", "FULL_SHARD, SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD, _HYBRID_SHARD_ZERO2",
      "`FULL_SHARD`", "what is sharded and over which ranks (hybrid: a node's GPUs, replicated across nodes)"},
     {"fsdp.auto_wrap_policy", T::kMapping, "", "", "none (one unit, the root)",
