@@ -1,5 +1,7 @@
 #include "models/ddp_job.hpp"
 
+#include "models/fsdp_program.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,6 +22,7 @@ std::string_view to_string(Outcome outcome) {
 }
 
 std::string op_name(sim::OpLabel label) {
+  if (label.tag >= static_cast<std::uint32_t>(FsdpTag::kData)) return fsdp_op_name(label);
   switch (static_cast<DdpTag>(label.tag)) {
     case DdpTag::kData: return "data";
     case DdpTag::kForward: return "forward";

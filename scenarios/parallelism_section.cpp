@@ -58,6 +58,8 @@ void read_parallelism(const Section& top, Scenario& out) {
     out.parallelism = Parallelism::kFsdp;
     top.forbid("ddp", "does not apply with parallelism: fsdp (its settings are in the fsdp section)");
     out.fsdp = read_fsdp(top);
+    const Section f = top.child("fsdp");
+    out.fsdp_strategy_at = f.has("sharding_strategy") ? f.location_of(f.value("sharding_strategy")) : out.parallelism_at;
   } else {
     top.forbid("fsdp", "is given, but parallelism is ddp; set parallelism: fsdp to use it");
     out.memory.inputs.gradient_as_bucket_view = top.child("ddp").boolean("gradient_as_bucket_view", false);

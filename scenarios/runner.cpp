@@ -16,6 +16,7 @@
 #include "models/baseline.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/memory_plan.hpp"
+#include "models/fsdp_program.hpp"
 
 namespace ddpsim::scenarios {
 
@@ -127,6 +128,21 @@ models::RunResult out_of_memory(const models::RunResult& simulated, const models
   return r;
 }
 
+// The scenario's program on `w` ranks: DDP, or FSDP over the same job.
+models::RunResult simulate(const Scenario& scenario, const models::DdpJob& job, int w, const exec::ExecutionPolicy& policy,
+                           sim::Observer* trace) {
+  if (scenario.parallelism == Parallelism::kFsdp) {
+    return exec::evaluate(models::FsdpProgram(job, *scenario.fsdp), w, scenario.seed, policy, trace);
+  }
+  return exec::simulate_ddp(job, w, scenario.seed, policy, trace);
+}
+
+double closed_form_ms(const Scenario& scenario, const models::DdpJob& job, int w) {
+  if (scenario.parallelism == Parallelism::kDdp) return models::closed_form_step_ms(job, w);
+  const auto timer = models::analytic_timer(job, w);
+  return models::fsdp_closed_form_ms(job, *scenario.fsdp, w, job.cluster ? job.cluster->gpus_per_node : w, *timer);
+}
+
 SweepResult run_rows(const Scenario& scenario, const SweepAxes& axes, sim::ChromeTraceWriter* trace,
                      models::CollectiveTimer* timer, int threads, exec::ExecutionPolicy policy) {
   SweepResult out;
@@ -153,7 +169,7 @@ SweepResult run_rows(const Scenario& scenario, const SweepAxes& axes, sim::Chrom
   parallel_for(out.rows.size() + extra, threads, [&](std::size_t i) {
     if (i >= out.rows.size()) {
       const std::size_t c = i - out.rows.size();
-      baselines[c] = exec::simulate_ddp(*jobs[c], 1, scenario.seed, policy).step_ms;
+      baselines[c] = simulate(scenario, *jobs[c], 1, policy, nullptr).step_ms;
       return;
     }
     const std::size_t c = i / sizes;
@@ -163,9 +179,9 @@ SweepResult run_rows(const Scenario& scenario, const SweepAxes& axes, sim::Chrom
     if (trace != nullptr) {
       trace->begin_run(out.bucket_sweep ? fmt::format("cap={}MiB W={}", cap, w) : fmt::format("W={}", w), w);
     }
-    SweepRow row{exec::simulate_ddp(job, w, scenario.seed, policy, trace), jobs[c], {}, cap, {}, {}, {}, {}, {}, {}, {}, {}};
+    SweepRow row{simulate(scenario, job, w, policy, trace), jobs[c], {}, cap, {}, {}, {}, {}, {}, {}, {}, {}};
     price_failures(scenario, job, policy, row);
-    row.closed_form_ms = models::closed_form_step_ms(job, w);
+    row.closed_form_ms = closed_form_ms(scenario, job, w);
     row.memory = predict_memory(scenario, w);
     if (scenario.memory.device_bytes && row.memory.peak() > *scenario.memory.device_bytes) {
       row.run = out_of_memory(row.run, job, row.memory, *scenario.memory.device_bytes);
@@ -243,9 +259,10 @@ SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace
 
 SweepResult run_sweep(const Scenario& scenario, const SweepAxes& axes, sim::ChromeTraceWriter* trace, int threads,
                       const exec::ExecutionPolicy& policy) {
-  if (scenario.parallelism == Parallelism::kFsdp) {
-    throw InputError(scenario.parallelism_at, "parallelism", "fsdp",
-                     "expected ddp: FSDP's step time is not simulated yet (`ddpsim memory` predicts its memory)");
+  if (scenario.fsdp && models::is_hybrid(scenario.fsdp->sharding)) {
+    throw InputError(scenario.fsdp_strategy_at, "fsdp.sharding_strategy", std::string(models::to_string(scenario.fsdp->sharding)),
+                     "expected FULL_SHARD, SHARD_GRAD_OP or NO_SHARD: hybrid sharding's step is not simulated yet "
+                     "(`ddpsim memory` predicts its memory)");
   }
   SweepResult out;
   std::optional<netsim::SimgridStats> stats;

@@ -65,6 +65,7 @@ struct Scenario {
   Parallelism parallelism = Parallelism::kDdp;
   Location parallelism_at;                 ///< where `parallelism` is set, for errors about it
   std::optional<models::FsdpConfig> fsdp;  ///< the fsdp section, with parallelism fsdp
+  Location fsdp_strategy_at;               ///< where fsdp.sharding_strategy is (or the fsdp section), for errors
   MemorySpec memory;
   std::string sha256;       ///< of the scenario's text
   std::string calibration;  ///< the calibration file applied, if any

@@ -1,0 +1,289 @@
+// The FSDP training loop as a TrainingProgram (models/fsdp_program.hpp):
+// each rank's process issues one iteration at a time to a sim::OpSink.
+
+#include "models/fsdp_program.hpp"
+
+#include <fmt/format.h>
+
+#include <deque>
+#include <optional>
+#include <stdexcept>
+
+#include "models/fsdp_run.hpp"
+#include "sim/levelized.hpp"
+
+namespace ddpsim::models {
+namespace fsdp {
+namespace {
+
+sim::OpLabel label(FsdpTag tag, int iteration, int index = 0) {
+  return {static_cast<std::uint32_t>(tag), static_cast<std::uint32_t>(iteration), static_cast<std::uint32_t>(index)};
+}
+
+// Issues iteration g of one rank's loop. The CPU runs ahead of the GPU, so
+// the order of issue is the order of each stream; one process group's
+// collectives share one NCCL stream, FIFO (docs/fsdp.md#the-step).
+class IterationIssuer {
+ public:
+  IterationIssuer(const DdpJob& job, const FsdpConfig& cfg, const FsdpPlan& plan, sim::OpSink& sink, int rank, int g)
+      : job_(job), cfg_(cfg), plan_(plan), sink_(sink), rank_(rank), g_(g),
+        gathered_(plan.units.size(), false), pending_(plan.units.size()) {
+    for (std::size_t u = 0; u < plan.units.size(); ++u) gathered_[u] = plan.unit_plans[u].gather_bytes == 0;
+  }
+
+  // Returns the optimizer step, the op the process waits for.
+  sim::OpRef issue() {
+    const sim::OpRef data = sink_.enqueue(rank_, sim::StreamKind::kHost, job_.data_load, label(FsdpTag::kData, g_));
+    next_after_ = data;  // the root's all-gather is issued once the batch is loaded
+    forward();
+    const sim::OpRef last_reduce = backward();
+    return sink_.enqueue(rank_, sim::StreamKind::kCompute, job_.model.optimizer, label(FsdpTag::kOptimizer, g_),
+                         last_reduce);
+  }
+
+ private:
+  void forward() {
+    const std::vector<int> last = last_segment_of(plan_.forward);
+    for (std::size_t i = 0; i < plan_.forward.size(); ++i) {
+      const int u = plan_.forward[i].unit;
+      gather(u);
+      if (cfg_.forward_prefetch) prefetch_after(plan_.forward, i);
+      const sim::OpRef op = compute(FsdpTag::kForward, plan_.forward[i]);
+      if (last[static_cast<std::size_t>(u)] == static_cast<int>(i) && plan_.unit_plans[static_cast<std::size_t>(u)].freed_after_forward) {
+        free(u, op);
+      }
+    }
+  }
+
+  sim::OpRef backward() {
+    const std::vector<int> last = last_segment_of(plan_.backward);
+    std::optional<sim::OpRef> reduced;
+    std::vector<bool> started(plan_.units.size(), false);
+    for (std::size_t i = 0; i < plan_.backward.size(); ++i) {
+      const int u = plan_.backward[i].unit;
+      if (!started[static_cast<std::size_t>(u)]) {
+        started[static_cast<std::size_t>(u)] = true;
+        gather(u);
+        if (cfg_.backward_prefetch == BackwardPrefetch::kBackwardPre) prefetch_after(plan_.backward, i);
+      }
+      const sim::OpRef op = compute(FsdpTag::kBackward, plan_.backward[i]);
+      if (last[static_cast<std::size_t>(u)] != static_cast<int>(i)) continue;
+      if (plan_.shard_group > 1 && !plan_.units[static_cast<std::size_t>(u)].root) free(u, op);
+      if (cfg_.backward_prefetch == BackwardPrefetch::kBackwardPost) prefetch_after(plan_.backward, i);
+      const auto& up = plan_.unit_plans[static_cast<std::size_t>(u)];
+      const bool sharded = plan_.strategy != ShardingStrategy::kNoShard;
+      const sim::Collective c{sharded ? sim::CollectiveKind::kReduceScatter : sim::CollectiveKind::kAllReduce,
+                              up.reduce_bytes};
+      reduced = sink_.enqueue_collective(rank_, sim::kWorldGroup, c,
+                                         label(sharded ? FsdpTag::kReduceScatter : FsdpTag::kAllReduce, g_, u), op);
+    }
+    return *reduced;
+  }
+
+  // All-gathers unit u unless it is gathered; the rate limiter first waits
+  // for the oldest free when two are queued (_FreeEventQueue).
+  void gather(int u) {
+    const auto ui = static_cast<std::size_t>(u);
+    if (gathered_[ui]) return;
+    std::optional<sim::OpRef> after = next_after_;
+    next_after_.reset();
+    if (cfg_.limit_all_gathers && frees_.size() >= kMaxInflightAllGathers) {
+      after = frees_.front();
+      frees_.pop_front();
+    }
+    pending_[ui] = sink_.enqueue_collective(rank_, sim::kWorldGroup,
+                                            {sim::CollectiveKind::kAllGather, plan_.unit_plans[ui].gather_bytes},
+                                            label(FsdpTag::kAllGather, g_, u), after);
+    gathered_[ui] = true;
+  }
+
+  // The prefetch of the next unit (in `order`'s sequence of units) after segment i.
+  void prefetch_after(const std::vector<FsdpSegment>& order, std::size_t i) {
+    const int u = order[i].unit;
+    for (std::size_t j = i + 1; j < order.size(); ++j) {
+      if (order[j].unit != u) {
+        gather(order[j].unit);
+        return;
+      }
+    }
+  }
+
+  sim::OpRef compute(FsdpTag tag, const FsdpSegment& s) {
+    const auto ui = static_cast<std::size_t>(s.unit);
+    std::optional<sim::OpRef> after = pending_[ui];
+    pending_[ui].reset();
+    if (!after) std::swap(after, next_after_);  // nothing gathered first (NO_SHARD): the batch
+    return sink_.enqueue(rank_, sim::StreamKind::kCompute, s.time, label(tag, g_, s.unit), after);
+  }
+
+  void free(int u, sim::OpRef op) {
+    gathered_[static_cast<std::size_t>(u)] = false;
+    if (cfg_.limit_all_gathers) frees_.push_back(op);
+  }
+
+  std::vector<int> last_segment_of(const std::vector<FsdpSegment>& segments) const {
+    std::vector<int> last(plan_.units.size(), -1);
+    for (std::size_t i = 0; i < segments.size(); ++i) last[static_cast<std::size_t>(segments[i].unit)] = static_cast<int>(i);
+    return last;
+  }
+
+  static constexpr std::size_t kMaxInflightAllGathers = 2;  // _FreeEventQueue's "empirically chosen" 2
+
+  const DdpJob& job_;
+  const FsdpConfig& cfg_;
+  const FsdpPlan& plan_;
+  sim::OpSink& sink_;
+  int rank_, g_;
+  std::vector<bool> gathered_;
+  std::vector<std::optional<sim::OpRef>> pending_;  // an all-gather the unit's next compute waits for
+  std::deque<sim::OpRef> frees_;                    // the limiter's queue: the ops after which units were freed
+  std::optional<sim::OpRef> next_after_;
+};
+
+// One rank's loop: each iteration issued when the previous one's optimizer
+// step ends; then the final barrier.
+class RankProcess final : public sim::Process {
+ public:
+  RankProcess(const DdpJob& job, const FsdpConfig& cfg, const FsdpPlan& plan, int rank, Progress& progress)
+      : job_(job), cfg_(cfg), plan_(plan), rank_(rank), progress_(progress) {}
+
+  void start(sim::Engine& e) { e.wake_when_done(issue(e, 0), *this, 0); }
+
+  void on_wake(sim::Engine& e, std::uint64_t token) override {
+    const auto g = static_cast<int>(token);
+    if (g < job_.total_iterations()) progress_.tally(e.worker(), g, e.now());
+    if (g + 1 <= last_step()) {
+      e.wake_when_done(issue(e, g + 1), *this, token + 1);
+    } else {
+      progress_.ranks[static_cast<std::size_t>(rank_)].finished = true;
+    }
+  }
+
+  // Every step as a program every rank runs (levelized evaluation).
+  sim::UniformProgram record() {
+    sim::Recorder r;
+    std::int32_t previous = -1;
+    for (int k = 0; k <= last_step(); ++k) {
+      const auto last = static_cast<std::int32_t>(issue(r, k).index);
+      r.end_step(previous, last);
+      previous = last;
+    }
+    return std::move(r).program();
+  }
+
+  int last_step() const { return job_.total_iterations() - (job_.final_barrier ? 0 : 1); }
+
+ private:
+  sim::OpRef issue(sim::OpSink& s, int k) {
+    if (k == job_.total_iterations()) {
+      return s.enqueue_collective(rank_, sim::kWorldGroup, {sim::CollectiveKind::kBarrier, 0},
+                                  label(FsdpTag::kFinalBarrier, k));
+    }
+    ++progress_.ranks[static_cast<std::size_t>(rank_)].iterations_run;
+    return IterationIssuer(job_, cfg_, plan_, s, rank_, k).issue();
+  }
+
+  const DdpJob& job_;
+  const FsdpConfig& cfg_;
+  const FsdpPlan& plan_;
+  int rank_;
+  Progress& progress_;
+};
+
+class FsdpEvaluation final : public Evaluation {
+ public:
+  FsdpEvaluation(const DdpJob& job, const FsdpConfig& cfg, int simulated, int world_size)
+      : job_(job),
+        cfg_(cfg),
+        plan_(plan_fsdp(job, cfg, world_size, job.cluster ? job.cluster->gpus_per_node : world_size)),
+        accounting_(simulated, job.warmup_iterations),
+        simulated_(simulated),
+        world_size_(world_size) {}
+
+  sim::Observer& accounting() override { return accounting_; }
+
+  void start(sim::Engine& engine) override {
+    progress_.emplace(simulated_, job_.total_iterations(), engine.workers());
+    for (int r = 0; r < simulated_; ++r) {
+      ranks_.push_back(std::make_unique<RankProcess>(job_, cfg_, plan_, r, *progress_));
+    }
+    for (auto& p : ranks_) p->start(engine);
+  }
+
+  RunResult finish(const sim::RunSummary& summary) override {
+    progress_->gather();
+    return accounting_.result(job_, *progress_, summary, simulated_, world_size_);
+  }
+
+  sim::UniformProgram record() override {
+    recording_.emplace(1, job_.total_iterations(), 1);
+    recorded_ = std::make_unique<RankProcess>(job_, cfg_, plan_, 0, *recording_);
+    return recorded_->record();
+  }
+
+  sim::Time per_rank(int, const sim::ProgramOp&) const override { return {}; }
+
+  RunResult finish_levelized(const sim::LevelizedRun& run) override {
+    progress_.emplace(simulated_, job_.total_iterations(), 1);
+    for (RankStatus& s : progress_->ranks) {
+      s = recording_->ranks.front();
+      s.finished = true;
+    }
+    // Step k is iteration k (there is no construction step).
+    for (int g = 0; g < job_.total_iterations(); ++g) {
+      const auto ug = static_cast<std::size_t>(g);
+      progress_->all.iteration_end[ug] = run.step_end[ug];
+      progress_->all.finished_ranks[ug] = simulated_;
+    }
+    return accounting_.result(job_, *progress_, run.summary, simulated_, world_size_);
+  }
+
+ private:
+  const DdpJob& job_;
+  const FsdpConfig& cfg_;
+  const FsdpPlan plan_;
+  Accounting accounting_;
+  int simulated_, world_size_;
+  std::optional<Progress> progress_;
+  std::vector<std::unique_ptr<RankProcess>> ranks_;
+  std::optional<Progress> recording_;
+  std::unique_ptr<RankProcess> recorded_;
+};
+
+}  // namespace
+}  // namespace fsdp
+
+std::string fsdp_op_name(sim::OpLabel label) {
+  switch (static_cast<FsdpTag>(label.tag)) {
+    case FsdpTag::kData: return "data";
+    case FsdpTag::kForward: return fmt::format("forward unit {}", label.index);
+    case FsdpTag::kBackward: return fmt::format("backward unit {}", label.index);
+    case FsdpTag::kAllGather: return fmt::format("all_gather unit {}", label.index);
+    case FsdpTag::kReduceScatter: return fmt::format("reduce_scatter unit {}", label.index);
+    case FsdpTag::kAllReduce: return fmt::format("all_reduce unit {}", label.index);
+    case FsdpTag::kOptimizer: return "optimizer";
+    case FsdpTag::kFinalBarrier: return "barrier";
+  }
+  return "";
+}
+
+ProgramTraits FsdpProgram::traits() const {
+  // No faults or stragglers under FSDP yet: every rank runs the same ops with the same times.
+  const bool contended = job_.compute_slowdown > 0;
+  return {true, !contended, !contended, false};
+}
+
+CommSettings FsdpProgram::comm() const { return {job_.backend, job_.watchdog_timeout, 0, job_.compute_slowdown}; }
+
+std::unique_ptr<CollectiveTimer> FsdpProgram::analytic_timer(int world_size) const {
+  return models::analytic_timer(job_, world_size);
+}
+
+std::unique_ptr<Evaluation> FsdpProgram::evaluation(int simulated, int world_size, std::uint64_t) const {
+  if (job_.iterations < 1 || job_.warmup_iterations >= job_.total_iterations()) {
+    throw std::invalid_argument("warm-up must leave at least one measured iteration");
+  }
+  return std::make_unique<fsdp::FsdpEvaluation>(job_, cfg_, simulated, world_size);
+}
+
+}  // namespace ddpsim::models

@@ -1,0 +1,53 @@
+#pragma once
+// Internal to models/: the FSDP program's evaluation state. Where each rank
+// is (Progress) and op records turned into per-rank means (Accounting).
+
+#include <cstdint>
+#include <vector>
+
+#include "models/failure.hpp"
+#include "models/fsdp_program.hpp"
+#include "models/run_result.hpp"
+#include "sim/engine.hpp"
+#include "sim/small_list.hpp"
+
+namespace ddpsim::models::fsdp {
+
+// Where each rank is; filled by the processes, read by the accounting.
+struct Progress {
+  struct Tally {
+    std::vector<sim::Time> iteration_end;  // max over the ranks one engine thread ran
+    std::vector<int> finished_ranks;
+  };
+  std::vector<RankStatus> ranks;
+  std::vector<Tally> by_worker;
+  Tally all;
+
+  Progress(int ranks_simulated, int iterations, int workers);
+  void tally(int worker, int iteration, sim::Time at);
+  void gather();
+};
+
+// Per-rank sums over the measured iterations.
+class Accounting final : public sim::Observer {
+ public:
+  Accounting(int ranks, int warmup) : warmup_(warmup), ranks_(static_cast<std::size_t>(ranks)) {}
+  void on_op(const sim::OpRecord& r) override;
+  RunResult result(const DdpJob& job, Progress& progress, const sim::RunSummary& summary, int simulated,
+                   int world_size) const;
+
+ private:
+  struct Span {
+    sim::Time arrival, start, end;
+  };
+  struct Rank {
+    sim::Time data, compute, collective, exposed, wait;
+    sim::Time forward_start, backward_start, backward_end, forward_compute, backward_compute;
+    std::vector<Span> collectives;  // this iteration's, in the order they ended
+    bool in_backward = false;
+  };
+  int warmup_;
+  std::vector<Rank> ranks_;
+};
+
+}  // namespace ddpsim::models::fsdp
