@@ -1,6 +1,7 @@
 #include "scenarios/report.hpp"
 
 #include "scenarios/memory_plan.hpp"
+#include "scenarios/program_report.hpp"
 
 #include <algorithm>
 
@@ -363,8 +364,13 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
     }
     fmt::print(out, "\n");
   }
-  fmt::print(out, "\nclosed_form: the named baseline, compute + every bucket's ring all-reduce unoverlapped + the "
-                 "straggler term, no simulation (docs/cost-models.md)\n");
+  if (scenario.parallelism == Parallelism::kFsdp) {
+    fmt::print(out, "\nclosed_form: the named baseline, compute + every unit's all-gathers and reduce-scatter "
+                    "unoverlapped, no simulation (docs/fsdp.md#the-step)\n");
+  } else {
+    fmt::print(out, "\nclosed_form: the named baseline, compute + every bucket's ring all-reduce unoverlapped + the "
+                    "straggler term, no simulation (docs/cost-models.md)\n");
+  }
   if (!result.baseline_in_sweep && !result.rows.empty() && result.rows.front().baseline_ms) {
     fmt::print(out, "\nspeedup = W * t1 / tW, with t1 simulated at W=1{}: {:.{}f} ms\n",
                result.bucket_sweep ? " (first bucket cap)" : "", *result.rows.front().baseline_ms, digits);
@@ -445,7 +451,6 @@ ordered_json misalignments_json(const std::vector<models::MisalignedPair>& pairs
 // One row of the sweep: its figures, every rank's means, what blocked or failed.
 ordered_json run_json(const Scenario& scenario, const SweepRow& row) {
   auto opt = [](const std::optional<double>& v) { return v ? ordered_json(ratio6(*v)) : ordered_json(nullptr); };
-  const ordered_json buckets = buckets_json(*row.job);
   const auto& r = row.run;
   ordered_json run;
   run["world_size"] = r.world_size;
@@ -481,7 +486,12 @@ ordered_json run_json(const Scenario& scenario, const SweepRow& row) {
   if (row.restarts || row.crash_recovery || row.elastic) run["resilience"] = resilience_json(row);
   run["iterations_run"] = r.iterations_run;
   run["shadow_collectives"] = r.shadow_collectives;
-  run["buckets"] = buckets;
+  run["comm"] = comm_json(scenario, *row.job, r.world_size);
+  if (scenario.parallelism == Parallelism::kFsdp) {
+    run["fsdp"] = fsdp_layout_json(scenario, *row.job, r.world_size);
+  } else {
+    run["buckets"] = buckets_json(*row.job);
+  }
   if (row.sampler) run["sampler"] = sampler_json(*row.sampler);
   return run;
 }
