@@ -80,6 +80,43 @@ TEST_CASE("NO_SHARD all-reduces each unit's gradient as it is ready") {
   CHECK(step_ms(blocks(ShardingStrategy::kNoShard)) == doctest::Approx(11.0));
 }
 
+TEST_CASE("no_sync accumulation: reductions only in the last micro-step") {
+  const auto accumulating = [](ShardingStrategy s) {
+    FsdpConfig c = blocks(s);
+    c.gradient_accumulation = 2;
+    return c;
+  };
+  SUBCASE("FULL_SHARD gathers again in every micro-step") {
+    // Micro-step 1 as above without reduce-scatters: backward b1 4-6, b0 6-8,
+    // root 8-10 (the root freed too). Micro-step 2 loads its batch at 10:
+    // AG root 10-11, root 11-12 | AG b0 11-12, b0 12-13 | AG b1 12-13, b1 13-14;
+    // AG b1 13-14, AG b0 14-15, b1 14-16, RS b1 16-17, b0 16-18, RS b0 18-19,
+    // root 18-20, RS root 20-21.
+    const FsdpConfig c = accumulating(ShardingStrategy::kFullShard);
+    CHECK(step_ms(c) == doctest::Approx(21.0));
+    const models::DdpJob job = three_units();
+    const models::RunResult r = exec::evaluate(models::FsdpProgram(job, c), 2, 0);
+    CHECK(r.ranks[0].compute_ms == doctest::Approx(18.0));
+    CHECK(r.ranks[0].collective_ms == doctest::Approx(13.0));  // 10 all-gathers, 3 reduce-scatters
+    CHECK(r.ranks[0].forward_compute_ms == doctest::Approx(3.0));  // the syncing micro-step's, as DDP's timers
+    CHECK(r.global_batch == 2 * 2 * job.local_batch_size);
+  }
+  SUBCASE("SHARD_GRAD_OP keeps its units gathered into the next micro-step") {
+    // Micro-step 1: forward 0-4 as FULL_SHARD's, backward 4-10 with nothing
+    // freed; micro-step 2: forward 10-13 without an all-gather, b1 13-15,
+    // RS 15-16, b0 15-17, RS 17-18, root 17-19, RS 19-20.
+    const FsdpConfig c = accumulating(ShardingStrategy::kShardGradOp);
+    CHECK(step_ms(c) == doctest::Approx(20.0));
+    const models::DdpJob job = three_units();
+    CHECK(exec::evaluate(models::FsdpProgram(job, c), 2, 0).ranks[0].collective_ms == doctest::Approx(6.0));
+  }
+  SUBCASE("NO_SHARD all-reduces in the last micro-step only") {
+    // Micro-step 1: 0-9; micro-step 2: forward 9-12, b1 12-14, AR 14-16,
+    // b0 14-16, AR 16-18, root 16-18, AR 18-20.
+    CHECK(step_ms(accumulating(ShardingStrategy::kNoShard)) == doctest::Approx(20.0));
+  }
+}
+
 TEST_CASE("the rate limiter: the third all-gather waits for the oldest free") {
   // Units: blocks.0 (0), blocks.1 (1), the root (2). Forward frees b0 and b1;
   // backward's all-gather of b1 is the third since then, so with
@@ -106,7 +143,8 @@ TEST_CASE("the rate limiter: the third all-gather waits for the oldest free") {
 TEST_CASE("FSDP: the fast path, levelized evaluation and both schedules agree") {
   for (ShardingStrategy s : {ShardingStrategy::kFullShard, ShardingStrategy::kShardGradOp, ShardingStrategy::kNoShard}) {
     for (BackwardPrefetch p : {BackwardPrefetch::kBackwardPre, BackwardPrefetch::kBackwardPost, BackwardPrefetch::kNone}) {
-      const FsdpConfig cfg = blocks(s, p);
+      FsdpConfig cfg = blocks(s, p);
+      cfg.gradient_accumulation = p == BackwardPrefetch::kBackwardPost ? 3 : 1;
       const double fast = step_ms(cfg);
       CAPTURE(models::to_string(s));
       CAPTURE(models::to_string(p));

@@ -47,6 +47,7 @@ struct FsdpConfig {
   bool limit_all_gathers = true;
   std::optional<DType> param_dtype;   ///< mixed_precision.param_dtype: none keeps the parameters' own
   std::optional<DType> reduce_dtype;  ///< mixed_precision.reduce_dtype: none is param_dtype's
+  int gradient_accumulation = 1;      ///< micro-steps per optimizer step, all but the last under no_sync()
 };
 
 /// One FSDP unit: the module FSDP wrapped and the parameters its

@@ -98,8 +98,9 @@ void Accounting::on_op(const sim::OpRecord& r) {
   }
   if (tag == FsdpTag::kData) {
     if (measured) acc.data += busy;
-    acc.collectives.clear();
+    if (r.label.index == 0) acc.collectives.clear();  // a new optimizer step
     acc.in_backward = false;
+    acc.forward_pending = true;
     return;
   }
   if (!measured) return;
@@ -116,15 +117,14 @@ void Accounting::on_op(const sim::OpRecord& r) {
       acc.wait += overlap(c.arrival, c.start);
     }
   }
-  if (tag == FsdpTag::kForward && acc.forward_start == sim::Time{}) acc.forward_start = r.start;
-  if (tag == FsdpTag::kBackward) {
+  if (tag == FsdpTag::kForward && acc.forward_pending) acc.forward_start = r.start, acc.forward_pending = false;
+  if (tag == FsdpTag::kBackward) {  // the last micro-step's, DDP's timers' syncing one
     if (!acc.in_backward) acc.backward_start = r.start, acc.in_backward = true;
     acc.backward_end = r.end;
   }
   if (tag == FsdpTag::kOptimizer) {
     acc.forward_compute += acc.backward_start - acc.forward_start;
     acc.backward_compute += acc.backward_end - acc.backward_start;
-    acc.forward_start = sim::Time{};
   }
 }
 
@@ -166,7 +166,7 @@ RunResult Accounting::result(const DdpJob& job, Progress& progress, const sim::R
     out.iterations_run.push_back(s.iterations_run);
     out.shadow_collectives.push_back(s.shadow_collectives);
   }
-  out.global_batch = static_cast<std::int64_t>(job.local_batch_size) * world_size;
+  out.global_batch = static_cast<std::int64_t>(job.local_batch_size) * world_size * accumulation_;
   out.events = summary.events;
   out.rank_ops = summary.rank_ops;
   out.end = summary.end;

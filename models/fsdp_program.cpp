@@ -31,14 +31,22 @@ class IterationIssuer {
     for (std::size_t u = 0; u < plan.units.size(); ++u) gathered_[u] = plan.unit_plans[u].gather_bytes == 0;
   }
 
-  // Returns the optimizer step, the op the process waits for.
+  // Returns the optimizer step, the op the process waits for. All micro-steps
+  // but the last run under no_sync(): no reduction, and SHARD_GRAD_OP keeps
+  // its units gathered into the next micro-step.
   sim::OpRef issue() {
-    const sim::OpRef data = sink_.enqueue(rank_, sim::StreamKind::kHost, job_.data_load, label(FsdpTag::kData, g_));
-    next_after_ = data;  // the root's all-gather is issued once the batch is loaded
-    forward();
-    const sim::OpRef last_reduce = backward();
-    return sink_.enqueue(rank_, sim::StreamKind::kCompute, job_.model.optimizer, label(FsdpTag::kOptimizer, g_),
-                         last_reduce);
+    std::optional<sim::OpRef> last;
+    const int steps = cfg_.gradient_accumulation;
+    for (int m = 0; m < steps; ++m) {
+      sync_ = m == steps - 1;
+      // A micro-step's batch is loaded once the previous backward has run (the
+      // CPU returns from backward(); the root's pre-forward waits for the
+      // compute stream); the root's all-gather is issued once it is loaded.
+      next_after_ = sink_.enqueue(rank_, sim::StreamKind::kHost, job_.data_load, label(FsdpTag::kData, g_, m), last);
+      forward();
+      last = backward();
+    }
+    return sink_.enqueue(rank_, sim::StreamKind::kCompute, job_.model.optimizer, label(FsdpTag::kOptimizer, g_), last);
   }
 
  private:
@@ -55,6 +63,7 @@ class IterationIssuer {
     }
   }
 
+  // Returns the last reduction, or under no_sync the last gradient compute.
   sim::OpRef backward() {
     const std::vector<int> last = last_segment_of(plan_.backward);
     std::optional<sim::OpRef> reduced;
@@ -67,9 +76,13 @@ class IterationIssuer {
         if (cfg_.backward_prefetch == BackwardPrefetch::kBackwardPre) prefetch_after(plan_.backward, i);
       }
       const sim::OpRef op = compute(FsdpTag::kBackward, plan_.backward[i]);
+      reduced = op;
       if (last[static_cast<std::size_t>(u)] != static_cast<int>(i)) continue;
-      if (plan_.shard_group > 1 && !plan_.units[static_cast<std::size_t>(u)].root) free(u, op);
+      // _should_free_in_backward: when syncing, or under a strategy that reshards after forward.
+      const bool frees = sync_ || reshards_after_forward(plan_.strategy);
+      if (plan_.shard_group > 1 && frees) free(u, op);
       if (cfg_.backward_prefetch == BackwardPrefetch::kBackwardPost) prefetch_after(plan_.backward, i);
+      if (!sync_) continue;  // no_sync: the unsharded gradient is kept, nothing is reduced
       const auto& up = plan_.unit_plans[static_cast<std::size_t>(u)];
       const bool sharded = plan_.strategy != ShardingStrategy::kNoShard;
       const sim::Collective c{sharded ? sim::CollectiveKind::kReduceScatter : sim::CollectiveKind::kAllReduce,
@@ -88,7 +101,9 @@ class IterationIssuer {
     std::optional<sim::OpRef> after = next_after_;
     next_after_.reset();
     if (cfg_.limit_all_gathers && frees_.size() >= kMaxInflightAllGathers) {
-      after = frees_.front();
+      // A batch loaded after the previous backward comes after every free
+      // (a compute op) already: it is the later of the two.
+      if (!after) after = frees_.front();
       frees_.pop_front();
     }
     pending_[ui] = sink_.enqueue_collective(rank_, sim::kWorldGroup,
@@ -138,6 +153,7 @@ class IterationIssuer {
   std::vector<std::optional<sim::OpRef>> pending_;  // an all-gather the unit's next compute waits for
   std::deque<sim::OpRef> frees_;                    // the limiter's queue: the ops after which units were freed
   std::optional<sim::OpRef> next_after_;
+  bool sync_ = true;
 };
 
 // One rank's loop: each iteration issued when the previous one's optimizer
@@ -196,7 +212,7 @@ class FsdpEvaluation final : public Evaluation {
       : job_(job),
         cfg_(cfg),
         plan_(plan_fsdp(job, cfg, world_size, job.cluster ? job.cluster->gpus_per_node : world_size)),
-        accounting_(simulated, job.warmup_iterations),
+        accounting_(simulated, job.warmup_iterations, cfg.gradient_accumulation),
         simulated_(simulated),
         world_size_(world_size) {}
 
@@ -283,6 +299,7 @@ std::unique_ptr<Evaluation> FsdpProgram::evaluation(int simulated, int world_siz
   if (job_.iterations < 1 || job_.warmup_iterations >= job_.total_iterations()) {
     throw std::invalid_argument("warm-up must leave at least one measured iteration");
   }
+  if (cfg_.gradient_accumulation < 1) throw std::invalid_argument("gradient accumulation must be at least 1");
   return std::make_unique<fsdp::FsdpEvaluation>(job_, cfg_, simulated, world_size);
 }
 

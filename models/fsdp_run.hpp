@@ -31,7 +31,8 @@ struct Progress {
 // Per-rank sums over the measured iterations.
 class Accounting final : public sim::Observer {
  public:
-  Accounting(int ranks, int warmup) : warmup_(warmup), ranks_(static_cast<std::size_t>(ranks)) {}
+  Accounting(int ranks, int warmup, int accumulation)
+      : warmup_(warmup), accumulation_(accumulation), ranks_(static_cast<std::size_t>(ranks)) {}
   void on_op(const sim::OpRecord& r) override;
   RunResult result(const DdpJob& job, Progress& progress, const sim::RunSummary& summary, int simulated,
                    int world_size) const;
@@ -45,8 +46,10 @@ class Accounting final : public sim::Observer {
     sim::Time forward_start, backward_start, backward_end, forward_compute, backward_compute;
     std::vector<Span> collectives;  // this iteration's, in the order they ended
     bool in_backward = false;
+    bool forward_pending = false;  // the micro-step's first forward segment is still to come
   };
   int warmup_;
+  int accumulation_;
   std::vector<Rank> ranks_;
 };
 

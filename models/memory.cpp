@@ -19,6 +19,7 @@ struct UnitBytes {
   std::int64_t gathered = 0;     // the all-gathered flat parameter while it is unsharded
   std::int64_t grad = 0;         // its unsharded gradient, the reduce-dtype copy and the shard it reduces to
   std::int64_t activations = 0;  // what its forward keeps for backward
+  std::int64_t kept_grad = 0;    // no_sync: its unsharded gradient, kept from micro-step to micro-step
 };
 
 // A point of the step: what is live besides the persistent model states.
@@ -54,13 +55,16 @@ class FsdpTimeline {
   // itself unsharded, and the next unit (limit_all_gathers lets two
   // all-gathers run ahead of the CPU; forward_prefetch issues the next one).
   // Without resharding after forward every earlier unit stays unsharded.
+  // Under no_sync (the syncing micro-step's forward) every unit's gradient
+  // is kept unsharded, and SHARD_GRAD_OP's units are still gathered.
   Point forward_point(int k) const {
     std::vector<bool> live = base(k);
+    const int n = static_cast<int>(order_.size());
     if (sharded_ && !reshards()) {
-      for (int j = 0; j < k; ++j) mark(live, j);
+      for (int j = 0; j < (accumulates() ? n : k); ++j) mark(live, j);
     }
-    if ((cfg_.limit_all_gathers || cfg_.forward_prefetch) && k + 1 < static_cast<int>(order_.size())) mark(live, k + 1);
-    return {sum(live), activations_upto(k), {"forward", unit_name(k)}};
+    if ((cfg_.limit_all_gathers || cfg_.forward_prefetch) && k + 1 < n) mark(live, k + 1);
+    return {sum(live) + kept_grads(n), activations_upto(k), {"forward", unit_name(k)}};
   }
 
   // Unit order_[k] computing its gradients (after_free: BACKWARD_POST's
@@ -76,10 +80,19 @@ class FsdpTimeline {
     if (after_free) live[self] = units_[self].root;
     const bool prefetch = after_free || cfg_.backward_prefetch == BackwardPrefetch::kBackwardPre;
     if (prefetch && k > 0) mark(live, k - 1);
-    return {sum(live) + bytes_[self].grad, activations_upto(k), {"backward", unit_name(k)}};
+    return {sum(live) + bytes_[self].grad + kept_grads(k), activations_upto(k), {"backward", unit_name(k)}};
   }
 
   bool reshards() const { return reshards_after_forward(cfg_.sharding); }
+  bool accumulates() const { return sharded_ && cfg_.gradient_accumulation > 1; }
+
+  // no_sync's unsharded gradients of order_[0, k): the units the syncing
+  // backward has not reduced yet (a unit's own is in its grad).
+  std::int64_t kept_grads(int k) const {
+    std::int64_t total = 0;
+    for (int j = 0; accumulates() && j < k; ++j) total += bytes_[static_cast<std::size_t>(order_[static_cast<std::size_t>(j)])].kept_grad;
+    return total;
+  }
 
   // The root (unsharded from its forward to the end of backward), unit
   // order_[k] and every unit enclosing it.
@@ -177,6 +190,7 @@ MemoryEstimate fsdp_memory(const ModelSpec& model, const std::vector<FsdpUnit>& 
     if (sharded) {
       b.gathered = padded * e_compute;
       b.grad = padded * e_compute + (e_reduce != e_compute ? padded * e_reduce : 0) + shard * e_reduce;
+      b.kept_grad = padded * e_compute;
     } else if (cfg.param_dtype) {
       b.gathered = padded * e_compute;  // the low-precision copy compute runs on
       b.grad = padded * e_compute;

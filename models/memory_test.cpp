@@ -97,6 +97,23 @@ TEST_CASE("SHARD_GRAD_OP keeps every unit gathered from its forward to its backw
   CHECK(fsdp(three_units(), none, 4).unsharded == 2000 + 8000 + 10000);
 }
 
+TEST_CASE("no_sync keeps every unit's unsharded gradient until the syncing backward reduces it") {
+  FsdpConfig c = blocks(ShardingStrategy::kFullShard);
+  c.gradient_accumulation = 2;
+  // blocks.1's backward as before (24,000) plus the kept gradients of the
+  // units not reduced yet: the root's 2,000 and blocks.0's 4,000 bytes.
+  const auto m = fsdp(three_units(), c, 4);
+  CHECK(m.unsharded == 24000 + 2000 + 4000);
+  CHECK(m.peak_at.phase == "backward");
+  CHECK(m.model_states() == 7000);
+  // SHARD_GRAD_OP: the same peak, every unit gathered at blocks.1's backward
+  // either way.
+  c.sharding = ShardingStrategy::kShardGradOp;
+  CHECK(fsdp(three_units(), c, 4).unsharded == 30000);
+  // One rank: the gradients are whole anyway, nothing is added.
+  CHECK(fsdp(three_units(), c, 1).unsharded == 0);
+}
+
 TEST_CASE("one rank runs NO_SHARD: full states, nothing gathered") {
   const auto m = fsdp(three_units(), blocks(ShardingStrategy::kFullShard), 1);
   CHECK(m.parameters == 14000);

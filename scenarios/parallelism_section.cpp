@@ -43,6 +43,7 @@ models::FsdpConfig read_fsdp(const Section& top) {
                                                         : models::BackwardPrefetch::kNone;
   cfg.forward_prefetch = s.boolean("forward_prefetch", false);
   cfg.limit_all_gathers = s.boolean("limit_all_gathers", true);
+  cfg.gradient_accumulation = static_cast<int>(s.integer("gradient_accumulation", 1, 1 << 20, 1));
   const Section mp = s.child("mixed_precision");
   if (mp.has("param_dtype")) cfg.param_dtype = read_dtype(mp, "param_dtype");
   if (mp.has("reduce_dtype")) cfg.reduce_dtype = read_dtype(mp, "reduce_dtype");

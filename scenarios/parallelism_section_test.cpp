@@ -47,6 +47,7 @@ TEST_CASE("parallelism fsdp and its section load with PyTorch's defaults") {
   CHECK(s.fsdp->limit_all_gathers);
   CHECK_FALSE(s.fsdp->forward_prefetch);
   CHECK_FALSE(s.fsdp->param_dtype);
+  CHECK(s.fsdp->gradient_accumulation == 1);
   CHECK(s.memory.inputs.optimizer == models::OptimizerKind::kAdam);
   CHECK_FALSE(s.memory.device_bytes);
 }
@@ -58,6 +59,7 @@ fsdp:
   auto_wrap_policy: {module_classes: [blocks.*]}
   backward_prefetch: none
   limit_all_gathers: false
+  gradient_accumulation: 4
   mixed_precision: {param_dtype: bfloat16, reduce_dtype: float32}
 device: {memory_GB: 0.5}
 )",
@@ -66,6 +68,7 @@ device: {memory_GB: 0.5}
   CHECK(s.fsdp->wrap.modules == std::vector<std::string>{"blocks.*"});
   CHECK(s.fsdp->param_dtype == models::DType::kBFloat16);
   CHECK(s.fsdp->reduce_dtype == models::DType::kFloat32);
+  CHECK(s.fsdp->gradient_accumulation == 4);
   CHECK(s.memory.device_bytes == std::int64_t{1} << 29);
   // 4 ranks: shards of 125, 250 and 500 fp32 elements.
   const models::MemoryEstimate m = scenarios::predict_memory(s, 4);
@@ -131,6 +134,10 @@ TEST_CASE("bad parallelism and fsdp input: a located error each") {
   SUBCASE("a zero min_num_params") {
     CHECK(error_of(kBase + "parallelism: fsdp\nfsdp: {auto_wrap_policy: {min_num_params: 0}}\n")
               .find("key 'fsdp.auto_wrap_policy.min_num_params': value '0'") != std::string::npos);
+  }
+  SUBCASE("no micro-steps") {
+    CHECK(error_of(kBase + "parallelism: fsdp\nfsdp: {gradient_accumulation: 0}\n")
+              .find("key 'fsdp.gradient_accumulation': value '0'") != std::string::npos);
   }
   SUBCASE("an unknown optimizer") {
     CHECK(error_of(kBase + "optimizer: lamb\n").find("key 'optimizer': value 'lamb': expected one of: sgd") !=

@@ -118,6 +118,8 @@ const std::vector<Key> kScenario = {
      "dtype of compute and of the all-gathers"},
     {"fsdp.mixed_precision.reduce_dtype", T::kChoice, "", "float32, float16, bfloat16", "`param_dtype`",
      "dtype of the reduce-scatters and all-reduces"},
+    {"fsdp.gradient_accumulation", T::kInteger, "", "1..1,048,576", "1",
+     "micro-steps per optimizer step, all but the last under `no_sync()` (no reduction; unsharded gradients kept)"},
     {"ddp", T::kMapping, "", "", "", "DistributedDataParallel's arguments"},
     {"ddp.bucket_cap_mb", T::kNumberOrList, "MiB", "> 0", "25", "bucket cap; a list is a second sweep axis"},
     {"ddp.first_bucket_mb", T::kNumber, "MiB", "> 0", "1", "cap of the first rebuilt bucket"},
