@@ -154,3 +154,73 @@ TEST_CASE("FSDP: the fast path, levelized evaluation and both schedules agree") 
     }
   }
 }
+
+namespace {
+
+models::RunResult run_with(models::Fault fault, FsdpConfig cfg = blocks(ShardingStrategy::kFullShard),
+                           const exec::ExecutionPolicy& policy = {}) {
+  models::DdpJob job = three_units();
+  job.faults = {std::move(fault)};
+  return exec::evaluate(models::FsdpProgram(job, cfg), 2, 0, policy);
+}
+
+}  // namespace
+
+TEST_CASE("FSDP faults: a rank that skips a unit shifts its collectives, then the job hangs") {
+  // Units: blocks.0 (0), blocks.1 (1), the root (2). Rank 1 does not call
+  // blocks.0 in iteration 1: its all-gather of blocks.1 meets rank 0's of
+  // blocks.0 (same size: it runs, on the wrong data), and later an
+  // all-gather meets a reduce-scatter, which never completes.
+  const models::RunResult r = run_with({{1}, models::fault::SkipUnit{1, 0, "blocks.0"}});
+  CHECK(r.outcome == models::Outcome::kHang);
+  REQUIRE_FALSE(r.misalignments.empty());
+  CHECK(r.misalignments[0].rank == 1);
+  CHECK(r.misalignments[0].op == "all_gather unit 1");
+  CHECK(r.misalignments[0].with_op == "all_gather unit 0");
+  CHECK(r.misalignments[0].iteration == 1);
+  REQUIRE(r.failure);
+  CHECK(r.failure->culprit_rank == 1);
+  CHECK(r.failure->fix.find("call every FSDP unit's module on every rank") != std::string::npos);
+}
+
+TEST_CASE("FSDP faults: a unit every rank skips costs nothing and hangs nothing") {
+  // Iteration 1 without blocks.0 on both ranks: compute 2 + 4 ms instead of
+  // 3 + 6, no all-gather or reduce-scatter for it; the measured mean over
+  // iterations 1 to 3 is (6 + 9 + 9) / 3.
+  const models::RunResult r = run_with({{0, 1}, models::fault::SkipUnit{1, 0, "blocks.0"}});
+  REQUIRE(r.outcome == models::Outcome::kCompleted);
+  CHECK(r.misalignments.empty());
+  CHECK(r.ranks[0].compute_ms == doctest::Approx(8.0));
+}
+
+TEST_CASE("FSDP faults: a rank with fewer micro-batches reduces while the others gather") {
+  FsdpConfig c = blocks(ShardingStrategy::kFullShard);
+  c.gradient_accumulation = 2;
+  // Rank 1 syncs in its first micro-batch of iteration 1: its reduce-scatter
+  // of blocks.1 meets rank 0's all-gather of blocks.0 for the next micro-batch.
+  const models::RunResult r = run_with({{1}, models::fault::MicroBatches{1, 1}}, c);
+  CHECK(r.outcome == models::Outcome::kHang);
+  REQUIRE(r.failure);
+  CHECK(r.failure->culprit_rank == 1);
+  CHECK(r.failure->reason.find("reduce_scatter unit 1") != std::string::npos);
+  CHECK(r.failure->fix.find("same number of micro-batches") != std::string::npos);
+  // The same count as the others' changes nothing.
+  CHECK(run_with({{1}, models::fault::MicroBatches{1, 2}}, c).outcome == models::Outcome::kCompleted);
+}
+
+TEST_CASE("FSDP faults: one slow rank sets everyone's pace; a crash ends the job") {
+  // Rank 1 computes twice as slowly: forward root 1-3, b0 3-5, b1 5-7 (the
+  // all-gathers ahead); backward AG b1 5-6 (after b0's free at 5), AG b0
+  // 6-7, b1 7-11, RS 11-12, b0 11-15, RS 15-16, root 15-19, RS 19-20.
+  const models::Fault slow{{1}, models::fault::Slowdown{2.0, 0, -1, false}};
+  const models::RunResult r = run_with(slow);
+  REQUIRE(r.outcome == models::Outcome::kCompleted);
+  CHECK(*r.step_ms == doctest::Approx(20.0));
+  CHECK(r.ranks[1].compute_ms == doctest::Approx(18.0));
+  CHECK(*run_with(slow, blocks(ShardingStrategy::kFullShard), {false, sim::Schedule::kRankMajor, 1, nullptr}).step_ms ==
+        *r.step_ms);
+  const models::RunResult crashed = run_with({{0}, models::fault::Crash{2, std::nullopt}});
+  CHECK(crashed.outcome == models::Outcome::kCrash);
+  REQUIRE(crashed.failure);
+  CHECK(crashed.failure->culprit_rank == 0);
+}

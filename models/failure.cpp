@@ -69,6 +69,15 @@ std::string fix_for(const std::set<FaultType>& faults) {
     return "pass find_unused_parameters=True to DistributedDataParallel, or make every parameter take part in "
            "the loss on every rank";
   }
+  if (faults.count(FaultType::kSkipUnit)) {
+    return "call every FSDP unit's module on every rank in every micro-batch (a branch not taken can run on a zero "
+           "input, or add its output times zero), so its all-gathers and reduce-scatter run everywhere; or leave the "
+           "conditional module out of the wrap policy so its parameters travel with its parent's unit";
+  }
+  if (faults.count(FaultType::kMicroBatches)) {
+    return "run the same number of micro-batches per optimizer step on every rank (size the accumulation window "
+           "from a DistributedSampler's equal shares, and drop or pad the last window on every rank)";
+  }
   if (faults.count(FaultType::kCrash)) {
     return "restart from the last checkpoint (torchrun --max-restarts); keep checkpoints frequent enough to bound "
            "the lost work";

@@ -15,6 +15,8 @@ std::string_view to_string(FaultType type) {
     case FaultType::kSlowLink: return "slow_link";
     case FaultType::kRank0Artifact: return "rank0_artifact";
     case FaultType::kCrash: return "crash";
+    case FaultType::kSkipUnit: return "skip_unit";
+    case FaultType::kMicroBatches: return "micro_batches";
   }
   return "?";
 }

@@ -13,6 +13,7 @@
 // does not compile.
 
 #include <optional>
+#include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
@@ -104,12 +105,34 @@ struct Crash {
   bool applies(int g) const { return g == iteration; }
 };
 
+/// FSDP: the rank does not call one unit's module (and so none of the
+/// units inside it) in every micro-step of an iteration: no all-gather, no
+/// compute, no reduce-scatter for them.
+struct SkipUnit {
+  int iteration = -1;
+  int unit = -1;       ///< index into build_units' list
+  std::string module;  ///< its module path, for reports
+  static constexpr bool kKeepsLockstep = false;
+  static constexpr bool kKeepsProgramUniform = false;
+  bool applies(int g) const { return g == iteration; }
+};
+
+/// FSDP: the rank runs `count` micro-batches in an iteration instead of
+/// fsdp.gradient_accumulation (all but the last under no_sync).
+struct MicroBatches {
+  int iteration = -1;
+  int count = 1;
+  static constexpr bool kKeepsLockstep = false;
+  static constexpr bool kKeepsProgramUniform = false;
+  bool applies(int g) const { return g == iteration; }
+};
+
 }  // namespace fault
 
 /// The kinds, in FaultType's order.
 using FaultKind = std::variant<fault::SkipBackward, fault::SkipIteration, fault::UnevenBatches, fault::ExtraCollective,
                                fault::UnusedParameters, fault::Slowdown, fault::SlowLink, fault::Rank0Artifact,
-                               fault::Crash>;
+                               fault::Crash, fault::SkipUnit, fault::MicroBatches>;
 
 /// A kind's name, for sets and reports (the index of its FaultKind alternative).
 enum class FaultType {
@@ -122,9 +145,11 @@ enum class FaultType {
   kSlowLink,
   kRank0Artifact,
   kCrash,
+  kSkipUnit,      ///< FSDP only
+  kMicroBatches,  ///< FSDP only
 };
 inline constexpr std::size_t kFaultTypes = std::variant_size_v<FaultKind>;
-static_assert(static_cast<std::size_t>(FaultType::kCrash) + 1 == kFaultTypes, "FaultType follows FaultKind");
+static_assert(static_cast<std::size_t>(FaultType::kMicroBatches) + 1 == kFaultTypes, "FaultType follows FaultKind");
 /// "skip_backward", ... (the scenario's `type`).
 std::string_view to_string(FaultType type);
 

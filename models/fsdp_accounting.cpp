@@ -103,7 +103,7 @@ void Accounting::on_op(const sim::OpRecord& r) {
     acc.forward_pending = true;
     return;
   }
-  if (!measured) return;
+  if (!measured || tag == FsdpTag::kArtifact) return;  // host work, not compute
   acc.compute += busy;
   // The compute stream idle while it waited for a collective: exposed while
   // a collective ran, wait while one waited for other ranks (as DDP's).

@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "models/ddp_run.hpp"
 #include "models/fsdp_run.hpp"
 #include "sim/levelized.hpp"
 
@@ -20,13 +21,29 @@ sim::OpLabel label(FsdpTag tag, int iteration, int index = 0) {
   return {static_cast<std::uint32_t>(tag), static_cast<std::uint32_t>(iteration), static_cast<std::uint32_t>(index)};
 }
 
+// What one rank does differently in one iteration: its faults there.
+struct IterationFaults {
+  double compute = 1;              // slowdown
+  double data = 1;                 // slowdown, target data
+  int micro_steps = 1;             // fsdp.gradient_accumulation, or micro_batches' count
+  bool skip = false;               // skip_iteration: `continue` after loading the batch
+  std::vector<bool> skipped;       // skip_unit: the units not called (with the units inside them)
+  std::vector<sim::Collective> extra;  // extra_collective, after the step
+  std::optional<sim::Time> artifact;   // rank0_artifact's host work, after the step
+};
+
+sim::Time scaled(sim::Time t, double factor) {
+  return factor == 1 ? t : sim::Time::ns(std::llround(static_cast<double>(t.count_ns()) * factor));
+}
+
 // Issues iteration g of one rank's loop. The CPU runs ahead of the GPU, so
 // the order of issue is the order of each stream; one process group's
 // collectives share one NCCL stream, FIFO (docs/fsdp.md#the-step).
 class IterationIssuer {
  public:
-  IterationIssuer(const DdpJob& job, const FsdpConfig& cfg, const FsdpPlan& plan, sim::OpSink& sink, int rank, int g)
-      : job_(job), cfg_(cfg), plan_(plan), sink_(sink), rank_(rank), g_(g),
+  IterationIssuer(const DdpJob& job, const FsdpConfig& cfg, const FsdpPlan& plan, const IterationFaults& faults,
+                  sim::OpSink& sink, int rank, int g)
+      : job_(job), cfg_(cfg), plan_(plan), faults_(faults), sink_(sink), rank_(rank), g_(g),
         gathered_(plan.units.size(), false), pending_(plan.units.size()) {
     for (std::size_t u = 0; u < plan.units.size(); ++u) gathered_[u] = plan.unit_plans[u].gather_bytes == 0;
   }
@@ -36,17 +53,28 @@ class IterationIssuer {
   // its units gathered into the next micro-step.
   sim::OpRef issue() {
     std::optional<sim::OpRef> last;
-    const int steps = cfg_.gradient_accumulation;
+    const int steps = faults_.micro_steps;
+    const sim::Time data_time = scaled(job_.data_load, faults_.data);
     for (int m = 0; m < steps; ++m) {
       sync_ = m == steps - 1;
       // A micro-step's batch is loaded once the previous backward has run (the
       // CPU returns from backward(); the root's pre-forward waits for the
       // compute stream); the root's all-gather is issued once it is loaded.
-      next_after_ = sink_.enqueue(rank_, sim::StreamKind::kHost, job_.data_load, label(FsdpTag::kData, g_, m), last);
+      next_after_ = sink_.enqueue(rank_, sim::StreamKind::kHost, data_time, label(FsdpTag::kData, g_, m), last);
+      if (faults_.skip) return *next_after_;  // `continue` before forward
       forward();
       last = backward();
     }
-    return sink_.enqueue(rank_, sim::StreamKind::kCompute, job_.model.optimizer, label(FsdpTag::kOptimizer, g_), last);
+    sim::OpRef out = sink_.enqueue(rank_, sim::StreamKind::kCompute, scaled(job_.model.optimizer, faults_.compute),
+                                   label(FsdpTag::kOptimizer, g_), last);
+    if (faults_.artifact) {
+      out = sink_.enqueue(rank_, sim::StreamKind::kHost, *faults_.artifact, label(FsdpTag::kArtifact, g_), out);
+    }
+    for (std::size_t k = 0; k < faults_.extra.size(); ++k) {  // e.g. a metric's all-reduce, then .item()
+      out = sink_.enqueue_collective(rank_, sim::kWorldGroup, faults_.extra[k],
+                                     label(FsdpTag::kExtraCollective, g_, static_cast<int>(k)), out);
+    }
+    return out;
   }
 
  private:
@@ -54,6 +82,7 @@ class IterationIssuer {
     const std::vector<int> last = last_segment_of(plan_.forward);
     for (std::size_t i = 0; i < plan_.forward.size(); ++i) {
       const int u = plan_.forward[i].unit;
+      if (skipped(u)) continue;
       gather(u);
       if (cfg_.forward_prefetch) prefetch_after(plan_.forward, i);
       const sim::OpRef op = compute(FsdpTag::kForward, plan_.forward[i]);
@@ -70,6 +99,7 @@ class IterationIssuer {
     std::vector<bool> started(plan_.units.size(), false);
     for (std::size_t i = 0; i < plan_.backward.size(); ++i) {
       const int u = plan_.backward[i].unit;
+      if (skipped(u)) continue;
       if (!started[static_cast<std::size_t>(u)]) {
         started[static_cast<std::size_t>(u)] = true;
         gather(u);
@@ -116,7 +146,7 @@ class IterationIssuer {
   void prefetch_after(const std::vector<FsdpSegment>& order, std::size_t i) {
     const int u = order[i].unit;
     for (std::size_t j = i + 1; j < order.size(); ++j) {
-      if (order[j].unit != u) {
+      if (order[j].unit != u && !skipped(order[j].unit)) {
         gather(order[j].unit);
         return;
       }
@@ -128,13 +158,15 @@ class IterationIssuer {
     std::optional<sim::OpRef> after = pending_[ui];
     pending_[ui].reset();
     if (!after) std::swap(after, next_after_);  // nothing gathered first (NO_SHARD): the batch
-    return sink_.enqueue(rank_, sim::StreamKind::kCompute, s.time, label(tag, g_, s.unit), after);
+    return sink_.enqueue(rank_, sim::StreamKind::kCompute, scaled(s.time, faults_.compute), label(tag, g_, s.unit), after);
   }
 
   void free(int u, sim::OpRef op) {
     gathered_[static_cast<std::size_t>(u)] = false;
     if (cfg_.limit_all_gathers) frees_.push_back(op);
   }
+
+  bool skipped(int u) const { return !faults_.skipped.empty() && faults_.skipped[static_cast<std::size_t>(u)]; }
 
   std::vector<int> last_segment_of(const std::vector<FsdpSegment>& segments) const {
     std::vector<int> last(plan_.units.size(), -1);
@@ -147,6 +179,7 @@ class IterationIssuer {
   const DdpJob& job_;
   const FsdpConfig& cfg_;
   const FsdpPlan& plan_;
+  const IterationFaults& faults_;
   sim::OpSink& sink_;
   int rank_, g_;
   std::vector<bool> gathered_;
@@ -163,15 +196,24 @@ class RankProcess final : public sim::Process {
   RankProcess(const DdpJob& job, const FsdpConfig& cfg, const FsdpPlan& plan, int rank, Progress& progress)
       : job_(job), cfg_(cfg), plan_(plan), rank_(rank), progress_(progress) {}
 
-  void start(sim::Engine& e) { e.wake_when_done(issue(e, 0), *this, 0); }
+  void start(sim::Engine& e) {
+    for (const Fault& f : job_.faults) {
+      const auto* crash = f.as<fault::Crash>();
+      if (crash && crash->at && f.has_rank(rank_)) {
+        status().faults.insert(FaultType::kCrash);
+        e.schedule_crash(rank_, *crash->at, fmt::format("killed at {:.3f} ms (fault: crash)", crash->at->ms()));
+      }
+    }
+    step(e, 0);
+  }
 
   void on_wake(sim::Engine& e, std::uint64_t token) override {
     const auto g = static_cast<int>(token);
     if (g < job_.total_iterations()) progress_.tally(e.worker(), g, e.now());
     if (g + 1 <= last_step()) {
-      e.wake_when_done(issue(e, g + 1), *this, token + 1);
+      step(e, g + 1);
     } else {
-      progress_.ranks[static_cast<std::size_t>(rank_)].finished = true;
+      status().finished = true;
     }
   }
 
@@ -190,13 +232,59 @@ class RankProcess final : public sim::Process {
   int last_step() const { return job_.total_iterations() - (job_.final_barrier ? 0 : 1); }
 
  private:
+  RankStatus& status() { return progress_.ranks[static_cast<std::size_t>(rank_)]; }
+
+  // Issues step k, unless a crash fault kills the rank at its start.
+  void step(sim::Engine& e, int k) {
+    for (const Fault& f : job_.faults) {
+      if (f.as<fault::Crash>() && f.applies(rank_, k)) {
+        status().faults.insert(FaultType::kCrash);
+        e.crash(rank_, fmt::format("killed at the start of iteration {} (fault: crash)", k));
+        return;
+      }
+    }
+    e.wake_when_done(issue(e, k), *this, static_cast<std::uint64_t>(k));
+  }
+
   sim::OpRef issue(sim::OpSink& s, int k) {
     if (k == job_.total_iterations()) {
       return s.enqueue_collective(rank_, sim::kWorldGroup, {sim::CollectiveKind::kBarrier, 0},
                                   label(FsdpTag::kFinalBarrier, k));
     }
-    ++progress_.ranks[static_cast<std::size_t>(rank_)].iterations_run;
-    return IterationIssuer(job_, cfg_, plan_, s, rank_, k).issue();
+    ++status().iterations_run;
+    const IterationFaults faults = faults_in(k);
+    return IterationIssuer(job_, cfg_, plan_, faults, s, rank_, k).issue();
+  }
+
+  // This rank's faults in iteration g (a crash is step's; a slow link prices collectives).
+  IterationFaults faults_in(int g) {
+    IterationFaults out;
+    out.micro_steps = cfg_.gradient_accumulation;
+    for (const Fault& f : job_.faults) {
+      if (!f.applies(rank_, g)) continue;
+      if (const auto* slow = f.as<fault::Slowdown>()) {
+        (slow->data ? out.data : out.compute) *= slow->factor;
+      } else if (f.as<fault::SkipIteration>()) {
+        out.skip = true;
+      } else if (const auto* skip = f.as<fault::SkipUnit>()) {
+        if (out.skipped.empty()) out.skipped.assign(plan_.units.size(), false);
+        for (std::size_t u = 0; u < plan_.units.size(); ++u) {  // the unit and every unit inside it
+          for (int a = static_cast<int>(u); a >= 0 && !out.skipped[u]; a = plan_.units[static_cast<std::size_t>(a)].parent) {
+            out.skipped[u] = a == skip->unit;
+          }
+        }
+      } else if (const auto* micro = f.as<fault::MicroBatches>()) {
+        out.micro_steps = micro->count;
+      } else if (const auto* extra = f.as<fault::ExtraCollective>()) {
+        out.extra.push_back(extra->collective);
+      } else if (const auto* artifact = f.as<fault::Rank0Artifact>()) {
+        out.artifact = out.artifact.value_or(sim::Time{}) + artifact->duration;
+      } else {
+        continue;
+      }
+      status().faults.insert(f.type());
+    }
+    return out;
   }
 
   const DdpJob& job_;
@@ -279,17 +367,23 @@ std::string fsdp_op_name(sim::OpLabel label) {
     case FsdpTag::kAllReduce: return fmt::format("all_reduce unit {}", label.index);
     case FsdpTag::kOptimizer: return "optimizer";
     case FsdpTag::kFinalBarrier: return "barrier";
+    case FsdpTag::kArtifact: return "rank 0 artifact";
+    case FsdpTag::kExtraCollective: return fmt::format("extra collective {}", label.index);
   }
   return "";
 }
 
 ProgramTraits FsdpProgram::traits() const {
-  // No faults or stragglers under FSDP yet: every rank runs the same ops with the same times.
+  // Faults as DDP's (models/faults.hpp); no straggler model under FSDP (the loader refuses one).
   const bool contended = job_.compute_slowdown > 0;
-  return {true, !contended, !contended, false};
+  return {symmetric(job_), uniform_program(job_) && !contended, keeps_lockstep(job_) && !contended, false};
 }
 
-CommSettings FsdpProgram::comm() const { return {job_.backend, job_.watchdog_timeout, 0, job_.compute_slowdown}; }
+CommSettings FsdpProgram::comm() const {
+  return {job_.backend, job_.watchdog_timeout, job_.fingerprint ? ddp::kFingerprintBytes : 0, job_.compute_slowdown};
+}
+
+std::vector<SlowLink> FsdpProgram::slow_links() const { return models::slow_links(job_); }
 
 std::unique_ptr<CollectiveTimer> FsdpProgram::analytic_timer(int world_size) const {
   return models::analytic_timer(job_, world_size);

@@ -26,6 +26,8 @@ enum class FsdpTag : std::uint32_t {
   kAllReduce,  ///< NO_SHARD's gradient all-reduce
   kOptimizer,
   kFinalBarrier,
+  kArtifact,         ///< a rank0_artifact fault's host work
+  kExtraCollective,  ///< an extra_collective fault's collective
 };
 /// "all_gather unit 3", ...; empty for a tag that is not FSDP's.
 std::string fsdp_op_name(sim::OpLabel label);
@@ -70,7 +72,7 @@ class FsdpProgram final : public TrainingProgram {
   ProgramTraits traits() const override;
   CommSettings comm() const override;
   std::unique_ptr<CollectiveTimer> analytic_timer(int world_size) const override;
-  std::vector<SlowLink> slow_links() const override { return {}; }
+  std::vector<SlowLink> slow_links() const override;
   std::unique_ptr<Evaluation> evaluation(int simulated, int world_size, std::uint64_t seed) const override;
 
  private:

@@ -159,3 +159,44 @@ TEST_CASE("bad parallelism and fsdp input: a located error each") {
               .find("key 'fsdp.mixed_precision.param_dtype': value 'int8'") != std::string::npos);
   }
 }
+
+TEST_CASE("faults under FSDP: its own kinds load, the other program's are refused") {
+  std::string two = kBase;
+  two.replace(0, 19, "world_size: [2, 4]\n");
+  const std::string fsdp = two + "parallelism: fsdp\nfsdp: {auto_wrap_policy: {module_classes: [blocks.*]}}\n";
+  SUBCASE("skip_unit names a unit by its module path; micro_batches a count") {
+    const auto s = parse_scenario(fsdp + R"(faults:
+  - {type: skip_unit, rank: 1, iteration: 2, unit: blocks.1}
+  - {type: micro_batches, rank: 0, iteration: 3, count: 2}
+)",
+                                  "s.yaml");
+    REQUIRE(s.job.faults.size() == 2);
+    const auto* skip = s.job.faults[0].as<models::fault::SkipUnit>();
+    REQUIRE(skip != nullptr);
+    CHECK(skip->unit == 1);  // blocks.0, blocks.1, the root
+    CHECK(skip->module == "blocks.1");
+    CHECK(s.job.faults[1].as<models::fault::MicroBatches>()->count == 2);
+  }
+  SUBCASE("an unknown unit: the units it could be") {
+    CHECK(error_of(fsdp + "faults: [{type: skip_unit, rank: 1, iteration: 2, unit: blocks}]\n") ==
+          "s.yaml:12:57: key 'faults[0].unit': value 'blocks': expected the module path of a unit other than the root: "
+          "blocks.0, blocks.1");
+  }
+  SUBCASE("the root cannot be skipped") {
+    CHECK(error_of(two + "parallelism: fsdp\nfaults: [{type: skip_unit, rank: 1, iteration: 2, unit: emb}]\n")
+              .find("expected a unit other than the root, but the wrap policy makes only the root") != std::string::npos);
+  }
+  SUBCASE("FSDP's kinds under DDP") {
+    CHECK(error_of(two + "faults: [{type: micro_batches, rank: 1, iteration: 2, count: 1}]\n")
+              .find("key 'faults[0].type': value 'micro_batches': expected parallelism: fsdp for it") != std::string::npos);
+  }
+  SUBCASE("DDP's kinds under FSDP") {
+    CHECK(error_of(fsdp + "faults: [{type: skip_backward, rank: 1, iteration: 2}]\n")
+              .find("value 'skip_backward': expected a fault the FSDP program runs") != std::string::npos);
+  }
+  SUBCASE("a straggler model under FSDP") {
+    CHECK(error_of(fsdp + "straggler: {model: log2, penalty_ms: 1}\n")
+              .find("key 'straggler.model': value 'log2': expected model none with parallelism: fsdp") !=
+          std::string::npos);
+  }
+}

@@ -58,7 +58,8 @@ models::DdpConfig read_ddp(const Section& top, const models::ModelSpec& model, s
 // ---- faults ---------------------------------------------------------------
 
 // The fields of one fault of kind `type`, read in the order errors name them.
-models::FaultKind read_fault_kind(const Section& f, models::FaultType type, const models::DdpJob& job) {
+models::FaultKind read_fault_kind(const Section& f, models::FaultType type, const Scenario& scenario) {
+  const models::DdpJob& job = scenario.job;
   namespace fault = models::fault;
   const int total = job.total_iterations();
   const auto iteration = [&](std::string_view key, std::optional<std::int64_t> fallback) {
@@ -110,11 +111,43 @@ models::FaultKind read_fault_kind(const Section& f, models::FaultType type, cons
       if (f.has("at_ms")) out.at = f.millis("at_ms", std::nullopt);
       return out;
     }
+    case models::FaultType::kSkipUnit: {
+      fault::SkipUnit out{iteration("iteration", std::nullopt), -1, f.text("unit", "")};
+      if (!f.has("unit")) f.missing("unit", "the module path of one of the FSDP units");
+      const std::vector<models::FsdpUnit> units = models::build_units(job.model, scenario.fsdp->wrap);
+      std::string names;
+      for (std::size_t u = 0; u < units.size(); ++u) {
+        if (units[u].root) continue;
+        if (units[u].module == out.module) out.unit = static_cast<int>(u);
+        names += (names.empty() ? "" : ", ") + units[u].module;
+      }
+      if (out.unit < 0) {
+        f.fail_value("unit", names.empty() ? "expected a unit other than the root, but the wrap policy makes only the root"
+                                           : "expected the module path of a unit other than the root: " + names);
+      }
+      return out;
+    }
+    case models::FaultType::kMicroBatches:
+      return fault::MicroBatches{iteration("iteration", std::nullopt),
+                                 static_cast<int>(f.integer("count", 1, 1 << 20, std::nullopt))};
   }
   throw std::logic_error("read_fault_kind: unknown fault type");
 }
 
-std::vector<models::Fault> read_faults(const Section& top, const models::DdpJob& job, int smallest_world) {
+// Whether a fault of `type` runs under the scenario's program; its error if not.
+void check_program(const Section& f, models::FaultType type, const Scenario& scenario) {
+  using models::FaultType;
+  const bool fsdp_only = type == FaultType::kSkipUnit || type == FaultType::kMicroBatches;
+  const bool ddp_only =
+      type == FaultType::kSkipBackward || type == FaultType::kUnevenBatches || type == FaultType::kUnusedParameters;
+  if (fsdp_only && scenario.parallelism != Parallelism::kFsdp) f.fail_value("type", "expected parallelism: fsdp for it");
+  if (ddp_only && scenario.parallelism == Parallelism::kFsdp) {
+    f.fail_value("type", "expected a fault the FSDP program runs: skip_iteration, extra_collective, slowdown, slow_link, "
+                         "rank0_artifact, crash, skip_unit, micro_batches");
+  }
+}
+
+std::vector<models::Fault> read_faults(const Section& top, const Scenario& scenario, int smallest_world) {
   std::vector<models::Fault> out;
   const std::vector<YAML::Node> items = top.sequence("faults");
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -134,7 +167,9 @@ std::vector<models::Fault> read_faults(const Section& top, const models::DdpJob&
       for (std::int64_t r : f.integer_or_list("rank", 0, smallest_world - 1)) fault.ranks.push_back(static_cast<int>(r));
     }
     // The schema lists the kinds in FaultType's order (schema_test checks it).
-    fault.kind = read_fault_kind(f, static_cast<models::FaultType>(&kind - schema::fault_kinds().data()), job);
+    const auto type_index = static_cast<models::FaultType>(&kind - schema::fault_kinds().data());
+    check_program(f, type_index, scenario);
+    fault.kind = read_fault_kind(f, type_index, scenario);
     out.push_back(std::move(fault));
   }
   return out;
@@ -330,7 +365,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   job.compute_slowdown = top.child("contention").number("compute_slowdown", 0, false, 1000, 0.0, "");
   job.straggler = read_straggler(
       top.child("straggler"), out.sweep.world_sizes);
-  job.faults = read_faults(top, job, *std::min_element(out.sweep.world_sizes.begin(), out.sweep.world_sizes.end()));
+  job.faults = read_faults(top, out, *std::min_element(out.sweep.world_sizes.begin(), out.sweep.world_sizes.end()));
 
   out.resilience = read_resilience(top, job);
   const Section validation = top.child("validation");
@@ -342,6 +377,12 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
     const std::string given = top.text("calibration", "");
     const std::filesystem::path path = std::filesystem::path(source).parent_path() / given;
     apply_calibration_text(out, read_limited(path.string(), "calibration file"), path.string());
+  }
+  if (out.parallelism == Parallelism::kFsdp && !std::holds_alternative<models::NoStraggler>(job.straggler)) {
+    const std::string expected = "expected model none with parallelism: fsdp (the FSDP program has no straggler model yet)";
+    const Section st = top.child("straggler");
+    if (st.has("model")) st.fail_value("model", expected);
+    throw InputError(out.parallelism_at, "straggler", "", expected);  // from the calibration file
   }
   return out;
 }

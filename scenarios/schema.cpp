@@ -188,7 +188,7 @@ const std::vector<Key> kScenario = {
     {"faults", T::kList, "", "", "none", "what given ranks do differently (the fault table below)"},
     {"faults[].type", T::kChoice, "",
      "skip_backward, skip_iteration, uneven_batches, extra_collective, unused_parameters, slowdown, slow_link, "
-     "rank0_artifact, crash",
+     "rank0_artifact, crash, skip_unit, micro_batches",
      kReq, "the kind of fault"},
     {"faults[].rank", T::kIntegerOrList, "", "0..min(world_size)-1", "**required** but for `rank0_artifact`",
      "the ranks it applies to"},
@@ -206,6 +206,9 @@ const std::vector<Key> kScenario = {
     {"faults[].duration_ms", T::kNumber, "ms", ">= 0", "", "`rank0_artifact`: how long it writes"},
     {"faults[].every", T::kInteger, "", "1..epochs x iterations", "", "`rank0_artifact`: every N iterations"},
     {"faults[].at_ms", T::kNumber, "ms", ">= 0", "", "`crash`: the time it dies"},
+    {"faults[].unit", T::kString, "", "a unit's module path, not the root", "",
+     "`skip_unit`: the FSDP unit the rank does not call"},
+    {"faults[].count", T::kInteger, "", "1..1,048,576", "", "`micro_batches`: the rank's micro-batches in the iteration"},
     {"failures", T::kMapping, "", "", "none", "failures arriving over a horizon; needs `checkpoint`"},
     {"failures.mtbf_hours", T::kNumber, "hours", "> 0", kReq, "mean time between failures"},
     {"failures.per", T::kChoice, "", "gpu, job", "`gpu`", "per GPU (the job's MTBF is mtbf / W) or for the whole job"},
@@ -329,6 +332,10 @@ const std::vector<FaultKind> kFaultKinds = {
      "rank 0 writes logs or a checkpoint on the host after its step"},
     {"crash", {"rank", "iteration", "at_ms"}, "`iteration` or `at_ms`",
      "the process dies at the start of the iteration, or at the time"},
+    {"skip_unit", {"rank", "iteration", "unit"}, "`iteration`, `unit` (a module path)",
+     "FSDP: the rank does not call that unit's module in the iteration (nor the units inside it)"},
+    {"micro_batches", {"rank", "iteration", "count"}, "`iteration`, `count`",
+     "FSDP: the rank runs `count` micro-batches in the iteration instead of `fsdp.gradient_accumulation`"},
 };
 
 std::string_view parent_of(std::string_view path) {
