@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 
@@ -14,11 +15,39 @@ std::int64_t activation_of(const ModelSpec& model, int param) {
   return model.activations.empty() ? 0 : model.activations[static_cast<std::size_t>(param)];
 }
 
+int checkpoint_of(const ModelSpec& model, int param) {
+  return model.checkpointed.empty() ? -1 : model.checkpointed[static_cast<std::size_t>(param)];
+}
+
+// Activations of `params`: those kept from forward for backward, and the
+// most one checkpointed module among them holds while it recomputes.
+struct Activations {
+  std::int64_t kept = 0;
+  std::int64_t recompute = 0;
+};
+
+Activations activations_of(const ModelSpec& model, const std::vector<int>& params) {
+  Activations out;
+  std::vector<std::int64_t> by_module;
+  for (int p : params) {
+    const int m = checkpoint_of(model, p);
+    if (m < 0) {
+      out.kept += activation_of(model, p);
+      continue;
+    }
+    if (by_module.size() <= static_cast<std::size_t>(m)) by_module.resize(static_cast<std::size_t>(m) + 1, 0);
+    by_module[static_cast<std::size_t>(m)] += activation_of(model, p);
+  }
+  for (std::int64_t a : by_module) out.recompute = std::max(out.recompute, a);
+  return out;
+}
+
 // What one unit holds, per rank, in bytes.
 struct UnitBytes {
   std::int64_t gathered = 0;     // the all-gathered flat parameter while it is unsharded
   std::int64_t grad = 0;         // its unsharded gradient, the reduce-dtype copy and the shard it reduces to
   std::int64_t activations = 0;  // what its forward keeps for backward
+  std::int64_t recompute = 0;    // its largest checkpointed module's, live while it runs
   std::int64_t kept_grad = 0;    // no_sync: its unsharded gradient, kept from micro-step to micro-step
 };
 
@@ -64,7 +93,7 @@ class FsdpTimeline {
       for (int j = 0; j < (accumulates() ? n : k); ++j) mark(live, j);
     }
     if ((cfg_.limit_all_gathers || cfg_.forward_prefetch) && k + 1 < n) mark(live, k + 1);
-    return {sum(live) + kept_grads(n), activations_upto(k), {"forward", unit_name(k)}};
+    return {sum(live) + kept_grads(n), activations_upto(k) + recompute(k), {"forward", unit_name(k)}};
   }
 
   // Unit order_[k] computing its gradients (after_free: BACKWARD_POST's
@@ -80,7 +109,7 @@ class FsdpTimeline {
     if (after_free) live[self] = units_[self].root;
     const bool prefetch = after_free || cfg_.backward_prefetch == BackwardPrefetch::kBackwardPre;
     if (prefetch && k > 0) mark(live, k - 1);
-    return {sum(live) + bytes_[self].grad + kept_grads(k), activations_upto(k), {"backward", unit_name(k)}};
+    return {sum(live) + bytes_[self].grad + kept_grads(k), activations_upto(k) + recompute(k), {"backward", unit_name(k)}};
   }
 
   bool reshards() const { return reshards_after_forward(cfg_.sharding); }
@@ -119,6 +148,8 @@ class FsdpTimeline {
     for (int j = 0; j <= k; ++j) total += bytes_[static_cast<std::size_t>(order_[static_cast<std::size_t>(j)])].activations;
     return total;
   }
+
+  std::int64_t recompute(int k) const { return bytes_[static_cast<std::size_t>(order_[static_cast<std::size_t>(k)])].recompute; }
 
   std::string unit_name(int k) const {
     const FsdpUnit& u = units_[static_cast<std::size_t>(order_[static_cast<std::size_t>(k)])];
@@ -161,8 +192,11 @@ MemoryEstimate ddp_memory(const ModelSpec& model, const MemoryInputs& in) {
     m.parameters += t.bytes();
     m.gradients += t.bytes();
     m.optimizer_states += optimizer_state_bytes(in.optimizer, t.numel(), t.dtype);
-    m.activations += activation_of(model, static_cast<int>(i));
   }
+  std::vector<int> all(model.parameters.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+  const Activations a = activations_of(model, all);
+  m.activations = a.kept + a.recompute;  // the last checkpointed module recomputing as backward starts, at most
   m.buckets = in.gradient_as_bucket_view ? 0 : m.gradients;
   m.peak_at = {"backward", ""};
   return m;
@@ -195,7 +229,9 @@ MemoryEstimate fsdp_memory(const ModelSpec& model, const std::vector<FsdpUnit>& 
       b.gathered = padded * e_compute;  // the low-precision copy compute runs on
       b.grad = padded * e_compute;
     }
-    for (int p : unit.params) b.activations += activation_of(model, p);
+    const Activations a = activations_of(model, unit.params);
+    b.activations = a.kept;
+    b.recompute = a.recompute;
   }
   const Point peak = FsdpTimeline(units, std::move(bytes), cfg, sharded).peak();
   m.unsharded = peak.transient;

@@ -114,6 +114,24 @@ TEST_CASE("no_sync keeps every unit's unsharded gradient until the syncing backw
   CHECK(fsdp(three_units(), c, 1).unsharded == 0);
 }
 
+TEST_CASE("activation checkpointing keeps no activations of a checkpointed module but while it recomputes") {
+  models::ModelSpec m = three_units();
+  m.checkpointed = {-1, 0, 1};  // blocks.0 and blocks.1 each checkpointed
+  SUBCASE("DDP: the root's 50 bytes kept, and blocks.1's 200 recomputed as backward starts") {
+    CHECK(models::ddp_memory(m, {}).activations == 50 + 200);
+  }
+  SUBCASE("FULL_SHARD: blocks.1's backward as before, with 50 + 200 bytes of activations instead of 350") {
+    const auto f = fsdp(m, blocks(ShardingStrategy::kFullShard), 4);
+    CHECK(f.unsharded == 24000);
+    CHECK(f.activations == 250);
+    CHECK(f.peak_at.unit == "blocks.1");
+  }
+  SUBCASE("one checkpointed module over both blocks: all 300 bytes recomputed at once") {
+    m.checkpointed = {-1, 0, 0};
+    CHECK(models::ddp_memory(m, {}).activations == 50 + 300);
+  }
+}
+
 TEST_CASE("one rank runs NO_SHARD: full states, nothing gathered") {
   const auto m = fsdp(three_units(), blocks(ShardingStrategy::kFullShard), 1);
   CHECK(m.parameters == 14000);

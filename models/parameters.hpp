@@ -37,6 +37,10 @@ struct ModelSpec {
   /// Per parameter: bytes of activations its layer keeps from forward for
   /// backward, per local batch (empty: none given). Memory only.
   std::vector<std::int64_t> activations;
+  /// Per parameter: the activation-checkpointed module it is in (an index
+  /// among them), or -1; empty: none. Its forward is recomputed in backward
+  /// (its backward time includes it) and its activations are not kept.
+  std::vector<int> checkpointed;
   sim::Time optimizer;
 
   std::int64_t parameter_count() const;

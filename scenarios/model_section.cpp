@@ -2,6 +2,9 @@
 
 #include "scenarios/model_section.hpp"
 
+#include <algorithm>
+
+#include "models/fsdp.hpp"
 #include "models/presets.hpp"
 #include "scenarios/schema.hpp"
 
@@ -55,6 +58,39 @@ std::vector<std::int64_t> numels(const std::vector<models::Tensor>& params) {
   std::vector<std::int64_t> out;
   for (const auto& p : params) out.push_back(p.numel());
   return out;
+}
+
+// model.activation_checkpointing: the modules whose forward is recomputed
+// in backward (apply_activation_checkpointing's check_fn). A parameter is in
+// the outermost matching module; its forward time is added to its backward.
+void read_activation_checkpointing(const Section& model, models::ModelSpec& spec) {
+  if (!model.has("activation_checkpointing")) return;
+  const auto patterns = model.strings("activation_checkpointing");
+  if (patterns.empty()) model.fail_value("activation_checkpointing", "expected at least one module path pattern");
+  spec.checkpointed.assign(spec.parameters.size(), -1);
+  std::vector<std::string> modules;  // the checkpointed modules, in order of first parameter
+  std::vector<bool> used(patterns.size(), false);
+  for (std::size_t p = 0; p < spec.parameters.size(); ++p) {
+    const std::string& name = spec.parameters[p].name;
+    for (std::size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1)) {
+      const std::string path = name.substr(0, dot);
+      for (std::size_t k = 0; k < patterns.size(); ++k) {
+        if (!models::module_matches(patterns[k].first, path)) continue;
+        used[k] = true;
+        if (spec.checkpointed[p] >= 0) continue;  // inside an outer checkpointed module already
+        const auto at = std::find(modules.begin(), modules.end(), path);
+        spec.checkpointed[p] = static_cast<int>(at - modules.begin());
+        if (at == modules.end()) modules.push_back(path);
+      }
+    }
+    if (spec.checkpointed[p] >= 0) spec.backward[p] += spec.forward[p];
+  }
+  for (std::size_t k = 0; k < patterns.size(); ++k) {
+    if (!used[k]) {
+      model.fail_node(patterns[k].second, "model.activation_checkpointing",
+                      "expected a pattern matching a module of the parameters' names (`*` is one path component)");
+    }
+  }
 }
 
 }  // namespace
@@ -199,6 +235,7 @@ models::ModelSpec read_model(const Section& top, std::string& description) {
     for (auto k : {"peak_tflops", "efficiency"}) device.forbid(k, "is given, but no compute time is in gflops");
   }
   read_activations(model, spec);
+  read_activation_checkpointing(model, spec);
   return spec;
 }
 

@@ -200,3 +200,21 @@ TEST_CASE("faults under FSDP: its own kinds load, the other program's are refuse
           std::string::npos);
   }
 }
+
+TEST_CASE("activation checkpointing: the outermost matching module, its forward again in backward") {
+  const auto plain = parse_scenario(kBase, "s.yaml");
+  std::string text = kBase;
+  text.replace(text.find("  forward_ms: 1"), 15, "  forward_ms: 1\n  activation_checkpointing: [blocks.*]");
+  const auto s = parse_scenario(text, "s.yaml");
+  CHECK(s.job.model.checkpointed == std::vector<int>{-1, 0, 1});
+  CHECK(s.job.model.backward[0] == plain.job.model.backward[0]);
+  CHECK(s.job.model.backward[2] == plain.job.model.backward[2] + plain.job.model.forward[2]);
+  std::string whole = kBase;
+  whole.replace(whole.find("  forward_ms: 1"), 15, "  forward_ms: 1\n  activation_checkpointing: [blocks, blocks.*]");
+  CHECK(parse_scenario(whole, "s.yaml").job.model.checkpointed == std::vector<int>{-1, 0, 0});
+  std::string bad = kBase;
+  bad.replace(bad.find("  forward_ms: 1"), 15, "  forward_ms: 1\n  activation_checkpointing: [blocks.*, layers.*]");
+  CHECK(error_of(bad) ==
+        "s.yaml:8:40: key 'model.activation_checkpointing': value 'layers.*': expected a pattern matching a module of "
+        "the parameters' names (`*` is one path component)");
+}

@@ -86,6 +86,9 @@ const std::vector<Key> kScenario = {
     {"model.activation_MB", T::kNumber, "MiB per local batch", ">= 0", "0 (or the layers')",
      "activations the whole model keeps for backward, spread over the tensors by forward time (memory only; "
      "not with per-layer `activation_MB`)"},
+    {"model.activation_checkpointing", T::kNameList, "", "module path patterns, `*` one component", "none",
+     "modules whose forward is recomputed in backward: their activations are not kept, their forward time is "
+     "added to their backward (docs/fsdp.md#memory)"},
     {"device", T::kMapping, "", "", "none", "the device: GFLOP into time (with a `_gflops` key), its memory"},
     {"device.peak_tflops", T::kNumber, "TFLOP/s", "> 0", "required with any `_gflops`", "the device's peak"},
     {"device.efficiency", T::kNumber, "", "(0, 1]", "required with any `_gflops`", "fraction of peak achieved"},
