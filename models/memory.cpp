@@ -56,6 +56,7 @@ struct Point {
   std::int64_t transient = 0;
   std::int64_t activations = 0;
   MemoryPoint at;
+  std::int64_t total() const { return transient + activations; }
 };
 
 class FsdpTimeline {
@@ -65,6 +66,16 @@ class FsdpTimeline {
 
   // The point of the step with the most transient memory: each unit's
   // forward, each unit's backward, the optimizer (none).
+  int unit_at(int k) const { return order_[static_cast<std::size_t>(k)]; }
+  Point forward_at(int k) const { return forward_point(k); }
+  // BACKWARD_POST's larger moment.
+  Point backward_at(int k) const {
+    const Point p = backward_point(k, false);
+    if (cfg_.backward_prefetch != BackwardPrefetch::kBackwardPost) return p;
+    const Point q = backward_point(k, true);
+    return q.total() > p.total() ? q : p;
+  }
+
   Point peak() const {
     Point best{0, 0, {"optimizer", ""}};
     const int n = static_cast<int>(order_.size());
@@ -202,13 +213,23 @@ MemoryEstimate ddp_memory(const ModelSpec& model, const MemoryInputs& in) {
   return m;
 }
 
-MemoryEstimate fsdp_memory(const ModelSpec& model, const std::vector<FsdpUnit>& units, const FsdpConfig& cfg,
-                           int world_size, int gpus_per_node, const MemoryInputs& in) {
+namespace {
+
+// FSDP's persistent states (in `m`) and what each unit holds while gathered.
+struct FsdpBytes {
+  MemoryEstimate m;
+  std::vector<UnitBytes> bytes;
+  bool sharded = false;
+};
+
+FsdpBytes fsdp_bytes(const ModelSpec& model, const std::vector<FsdpUnit>& units, const FsdpConfig& cfg, int world_size,
+                     int gpus_per_node, const MemoryInputs& in) {
   if (world_size < 1 || gpus_per_node < 1) throw std::invalid_argument("FSDP needs at least one rank");
   const int group = world_size == 1 ? 1 : shard_group_size(cfg.sharding, world_size, gpus_per_node);
-  const bool sharded = group > 1;
-  MemoryEstimate m;
-  std::vector<UnitBytes> bytes(units.size());
+  FsdpBytes out;
+  out.sharded = group > 1;
+  MemoryEstimate& m = out.m;
+  out.bytes.resize(units.size());
   for (std::size_t u = 0; u < units.size(); ++u) {
     const FsdpUnit& unit = units[u];
     const DType own = model.parameters[static_cast<std::size_t>(unit.params.front())].dtype;
@@ -220,8 +241,8 @@ MemoryEstimate fsdp_memory(const ModelSpec& model, const std::vector<FsdpUnit>& 
     m.parameters += shard * e_param;
     m.gradients += shard * e_param;
     m.optimizer_states += optimizer_state_bytes(in.optimizer, shard, own);
-    UnitBytes& b = bytes[u];
-    if (sharded) {
+    UnitBytes& b = out.bytes[u];
+    if (out.sharded) {
       b.gathered = padded * e_compute;
       b.grad = padded * e_compute + (e_reduce != e_compute ? padded * e_reduce : 0) + shard * e_reduce;
       b.kept_grad = padded * e_compute;
@@ -233,11 +254,35 @@ MemoryEstimate fsdp_memory(const ModelSpec& model, const std::vector<FsdpUnit>& 
     b.activations = a.kept;
     b.recompute = a.recompute;
   }
-  const Point peak = FsdpTimeline(units, std::move(bytes), cfg, sharded).peak();
-  m.unsharded = peak.transient;
-  m.activations = peak.activations;
-  m.peak_at = peak.at;
-  return m;
+  return out;
+}
+
+}  // namespace
+
+MemoryEstimate fsdp_memory(const ModelSpec& model, const std::vector<FsdpUnit>& units, const FsdpConfig& cfg,
+                           int world_size, int gpus_per_node, const MemoryInputs& in) {
+  FsdpBytes f = fsdp_bytes(model, units, cfg, world_size, gpus_per_node, in);
+  const Point peak = FsdpTimeline(units, std::move(f.bytes), cfg, f.sharded).peak();
+  f.m.unsharded = peak.transient;
+  f.m.activations = peak.activations;
+  f.m.peak_at = peak.at;
+  return f.m;
+}
+
+UnitMemory fsdp_unit_memory(const ModelSpec& model, const std::vector<FsdpUnit>& units, const FsdpConfig& cfg,
+                            int world_size, int gpus_per_node, const MemoryInputs& in) {
+  FsdpBytes f = fsdp_bytes(model, units, cfg, world_size, gpus_per_node, in);
+  const FsdpTimeline timeline(units, std::move(f.bytes), cfg, f.sharded);
+  UnitMemory out;
+  out.states = f.m.model_states();
+  out.forward.resize(units.size());
+  out.backward.resize(units.size());
+  for (int k = 0; k < static_cast<int>(units.size()); ++k) {
+    const auto u = static_cast<std::size_t>(timeline.unit_at(k));
+    out.forward[u] = out.states + timeline.forward_at(k).total();
+    out.backward[u] = out.states + timeline.backward_at(k).total();
+  }
+  return out;
 }
 
 std::string out_of_memory_message(int rank, std::int64_t peak, std::int64_t capacity, const MemoryPoint& at) {

@@ -58,6 +58,16 @@ MemoryEstimate ddp_memory(const ModelSpec& model, const MemoryInputs& in);
 MemoryEstimate fsdp_memory(const ModelSpec& model, const std::vector<FsdpUnit>& units, const FsdpConfig& cfg,
                            int world_size, int gpus_per_node, const MemoryInputs& in);
 
+/// One rank's memory, all of it, while each unit computes (by unit index):
+/// what fsdp_memory's timeline walks, for a trace's memory counter.
+struct UnitMemory {
+  std::int64_t states = 0;             ///< model states: before forward, after the optimizer
+  std::vector<std::int64_t> forward;   ///< during unit u's forward
+  std::vector<std::int64_t> backward;  ///< during unit u's backward
+};
+UnitMemory fsdp_unit_memory(const ModelSpec& model, const std::vector<FsdpUnit>& units, const FsdpConfig& cfg,
+                            int world_size, int gpus_per_node, const MemoryInputs& in);
+
 /// PyTorch's out-of-memory message for `rank` wanting `peak` of `capacity` bytes at `at`.
 std::string out_of_memory_message(int rank, std::int64_t peak, std::int64_t capacity, const MemoryPoint& at);
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "models/fsdp_program.hpp"
+
 namespace ddpsim::scenarios {
 namespace {
 
@@ -19,6 +21,34 @@ models::MemoryEstimate predict_memory(const Scenario& s, int world_size) {
   if (s.parallelism == Parallelism::kDdp) return models::ddp_memory(s.job.model, s.memory.inputs);
   const auto units = models::build_units(s.job.model, s.fsdp->wrap);
   return models::fsdp_memory(s.job.model, units, *s.fsdp, world_size, gpus_per_node(s, world_size), s.memory.inputs);
+}
+
+sim::ChromeTraceWriter::MemoryFn memory_track(const Scenario& s, int world_size) {
+  using Bytes = std::optional<std::int64_t>;
+  if (s.parallelism == Parallelism::kDdp) {
+    const models::MemoryEstimate m = predict_memory(s, world_size);
+    return [states = m.model_states(), peak = m.peak()](const sim::OpRecord& r) -> Bytes {
+      switch (static_cast<models::DdpTag>(r.label.tag)) {
+        case models::DdpTag::kForward:
+        case models::DdpTag::kOptimizer: return states;
+        case models::DdpTag::kBackward:
+        case models::DdpTag::kLocalBackward: return peak;
+        default: return std::nullopt;
+      }
+    };
+  }
+  const auto units = models::build_units(s.job.model, s.fsdp->wrap);
+  const models::UnitMemory m =
+      models::fsdp_unit_memory(s.job.model, units, *s.fsdp, world_size, gpus_per_node(s, world_size), s.memory.inputs);
+  return [m](const sim::OpRecord& r) -> Bytes {
+    const auto u = static_cast<std::size_t>(r.label.index);
+    switch (static_cast<models::FsdpTag>(r.label.tag)) {
+      case models::FsdpTag::kForward: return m.forward[u];
+      case models::FsdpTag::kBackward: return m.backward[u];
+      case models::FsdpTag::kOptimizer: return m.states;
+      default: return std::nullopt;
+    }
+  };
 }
 
 std::string describe_program(const Scenario& s) {

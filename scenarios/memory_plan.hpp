@@ -8,12 +8,18 @@
 #include <nlohmann/json.hpp>
 
 #include "models/memory.hpp"
+#include "sim/chrome_trace.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace ddpsim::scenarios {
 
 /// What one rank of `s` needs on `world_size` ranks (every rank alike).
 models::MemoryEstimate predict_memory(const Scenario& s, int world_size);
+
+/// The trace's memory counter for a run of `s` on `world_size` ranks:
+/// FSDP's timeline at each unit's forward and backward compute, the model
+/// states at the optimizer; DDP's states at forward, its peak at backward.
+sim::ChromeTraceWriter::MemoryFn memory_track(const Scenario& s, int world_size);
 
 /// "FULL_SHARD, 13 units (module_classes transformer.h.*), adamw" or "DDP, sgd".
 std::string describe_program(const Scenario& s);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "scenarios/input_error.hpp"
+#include "models/fsdp_program.hpp"
 #include "scenarios/memory_plan.hpp"
 #include "scenarios/scenario.hpp"
 
@@ -217,4 +218,33 @@ TEST_CASE("activation checkpointing: the outermost matching module, its forward 
   CHECK(error_of(bad) ==
         "s.yaml:8:40: key 'model.activation_checkpointing': value 'layers.*': expected a pattern matching a module of "
         "the parameters' names (`*` is one path component)");
+}
+
+TEST_CASE("the trace's memory counter reaches the predicted peak at the predicted unit") {
+  std::string text = kBase;
+  text.replace(text.find("  forward_ms: 1"), 15, "  forward_ms: 1\n  activation_MB: 1");
+  for (const char* strategy : {"FULL_SHARD", "SHARD_GRAD_OP"}) {
+    CAPTURE(strategy);
+    const auto s = parse_scenario(
+        text + "parallelism: fsdp\nfsdp: {sharding_strategy: " + strategy + ", auto_wrap_policy: {module_classes: [blocks.*]}}\n",
+        "s.yaml");
+    const models::MemoryEstimate m = scenarios::predict_memory(s, 4);
+    const auto track = scenarios::memory_track(s, 4);
+    std::int64_t highest = 0;
+    std::string where;
+    for (std::uint32_t u = 0; u < 3; ++u) {
+      for (auto tag : {models::FsdpTag::kForward, models::FsdpTag::kBackward}) {
+        sim::OpRecord r{};
+        r.label = {static_cast<std::uint32_t>(tag), 0, u};
+        const std::int64_t bytes = *track(r);
+        if (bytes > highest) highest = bytes, where = models::fsdp_op_name(r.label);
+      }
+    }
+    sim::OpRecord opt{};
+    opt.label = {static_cast<std::uint32_t>(models::FsdpTag::kOptimizer), 0, 0};
+    CHECK(*track(opt) == m.model_states());
+    CHECK(highest == m.peak());
+    CHECK(where == "backward unit 1");  // blocks.1, as peak_at says
+    CHECK(m.peak_at.unit == "blocks.1");
+  }
 }

@@ -177,7 +177,8 @@ SweepResult run_rows(const Scenario& scenario, const SweepAxes& axes, sim::Chrom
     const int w = axes.world_sizes[i % sizes];
     const models::DdpJob& job = *jobs[c];
     if (trace != nullptr) {
-      trace->begin_run(out.bucket_sweep ? fmt::format("cap={}MiB W={}", cap, w) : fmt::format("W={}", w), w);
+      trace->begin_run(out.bucket_sweep ? fmt::format("cap={}MiB W={}", cap, w) : fmt::format("W={}", w), w,
+                       memory_track(scenario, w));
     }
     SweepRow row{simulate(scenario, job, w, policy, trace), jobs[c], {}, cap, {}, {}, {}, {}, {}, {}, {}, {}};
     price_failures(scenario, job, policy, row);

@@ -28,7 +28,8 @@ void ChromeTraceWriter::separator() {
   first_ = false;
 }
 
-void ChromeTraceWriter::begin_run(std::string_view run_name, int world_size) {
+void ChromeTraceWriter::begin_run(std::string_view run_name, int world_size, MemoryFn memory) {
+  memory_ = std::move(memory);
   pid_base_ = next_pid_;
   const int shown = max_ranks_ > 0 && world_size > max_ranks_ ? max_ranks_ : world_size;
   truncated_ = truncated_ || shown < world_size;
@@ -66,6 +67,14 @@ void ChromeTraceWriter::on_op(const OpRecord& r) {
                micros(r.start - r.arrival));
   } else {
     fmt::print(out_, R"("args":{{"iteration":{}}}}})", r.label.iteration);
+  }
+  if (!memory_) return;
+  if (const std::optional<std::int64_t> bytes = memory_(r)) {
+    // MiB with three decimals, printed from the integer bytes (exact, the same on any machine).
+    const std::int64_t kib = (*bytes + 512) / 1024;
+    separator();
+    fmt::print(out_, R"({{"name":"memory","ph":"C","pid":{},"ts":{},"args":{{"MiB":{}.{:03}}}}})", pid_base_ + r.rank,
+               micros(r.start), kib / 1024, (kib % 1024) * 1000 / 1024);
   }
 }
 

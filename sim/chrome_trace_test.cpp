@@ -39,3 +39,33 @@ TEST_CASE("the trace is valid JSON with a process per rank and a track per strea
   CHECK(out.str().find("\"name\":\"all_reduce (16 B, seq 0)\"") != std::string::npos);
   CHECK(names == 2);
 }
+
+TEST_CASE("a run's memory function becomes a counter track per rank") {
+  std::ostringstream out;
+  {
+    ChromeTraceWriter trace(out, [](OpLabel) { return "compute"; });
+    Engine e(2, [](const Collective&, int) { return Time::from_us(1); });
+    e.add_observer(trace);
+    // 1.5 MiB while op 0 runs, nothing said for op 1.
+    trace.begin_run("W=2", 2, [](const OpRecord& r) -> std::optional<std::int64_t> {
+      if (r.label.index == 0) return 3 * 512 * 1024;
+      return std::nullopt;
+    });
+    for (int r = 0; r < 2; ++r) {
+      const OpRef a = e.enqueue(r, StreamKind::kCompute, Time::from_us(2), {0, 0, 0});
+      e.enqueue(r, StreamKind::kCompute, Time::from_us(2), {0, 0, 1}, a);
+    }
+    e.run();
+  }
+  const auto doc = nlohmann::json::parse(out.str());
+  int counters = 0;
+  for (const auto& ev : doc.at("traceEvents")) {
+    if (ev.at("ph") != "C") continue;
+    ++counters;
+    CHECK(ev.at("name") == "memory");
+    CHECK(ev.at("ts").get<double>() == doctest::Approx(0.0));
+    CHECK(ev.at("args").at("MiB").get<double>() == doctest::Approx(1.5));
+  }
+  CHECK(counters == 2);
+  CHECK(out.str().find("\"MiB\":1.500") != std::string::npos);
+}
