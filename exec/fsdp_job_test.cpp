@@ -183,6 +183,18 @@ TEST_CASE("FSDP faults: a rank that skips a unit shifts its collectives, then th
   CHECK(r.failure->fix.find("call every FSDP unit's module on every rank") != std::string::npos);
 }
 
+TEST_CASE("FSDP faults: TORCH_DISTRIBUTED_DEBUG=DETAIL turns the skipped unit's hang into c10d's error") {
+  models::DdpJob job = three_units();
+  job.faults = {{{1}, models::fault::SkipUnit{1, 0, "blocks.0"}}};
+  job.fingerprint = true;
+  const models::RunResult r = exec::evaluate(models::FsdpProgram(job, blocks(ShardingStrategy::kFullShard)), 2, 0);
+  CHECK(r.outcome == models::Outcome::kCrash);
+  REQUIRE_FALSE(r.errors.empty());
+  CHECK(r.errors[0].message.find("Detected mismatch between collectives on ranks") != std::string::npos);
+  REQUIRE(r.failure);
+  CHECK(r.failure->culprit_rank == 1);
+}
+
 TEST_CASE("FSDP faults: a unit every rank skips costs nothing and hangs nothing") {
   // Iteration 1 without blocks.0 on both ranks: compute 2 + 4 ms instead of
   // 3 + 6, no all-gather or reduce-scatter for it; the measured mean over
