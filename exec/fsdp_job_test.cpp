@@ -236,3 +236,32 @@ TEST_CASE("FSDP faults: one slow rank sets everyone's pace; a crash ends the job
   REQUIRE(crashed.failure);
   CHECK(crashed.failure->culprit_rank == 0);
 }
+
+TEST_CASE("HYBRID_SHARD: shard groups inside each node, the replica all-reduce across nodes on its own stream") {
+  // 2 nodes x 2 GPUs: inside a node as the other tests (a unit's all-gather
+  // or reduce-scatter 1 ms); across, one 2,000 bytes/ms NIC a node that both
+  // replica groups share, so each gets 1,000 bytes/ms. A unit's gradient
+  // shard (500 fp32 elements) all-reduced over two replicas sends 2,000
+  // bytes: 2 ms.
+  models::DdpJob job = three_units();
+  models::ClusterSpec c;
+  c.nodes = 2;
+  c.gpus_per_node = 2;
+  c.intra.bandwidth_GBps = 2e-3;
+  c.inter.bandwidth_GBps = 2e-3;
+  job.cluster = c;
+  // As FULL_SHARD to 11 ms; then AR b1 7-9, AR b0 9-11 (the replica stream
+  // is FIFO), AR root 11-13 after its reduce-scatter at 10-11.
+  const FsdpConfig cfg = blocks(ShardingStrategy::kHybridShard);
+  const models::RunResult r = exec::evaluate(models::FsdpProgram(job, cfg), 4, 0);
+  REQUIRE(r.outcome == models::Outcome::kCompleted);
+  CHECK(*r.step_ms == doctest::Approx(13.0));
+  CHECK(r.ranks[3].collective_ms == doctest::Approx(8.0 + 6.0));  // 5 all-gathers, 3 reduce-scatters, 3 all-reduces
+  CHECK_FALSE(r.fast_path);
+  // Closed form: compute 9 + 5 all-gathers + 3 reduce-scatters + 3 all-reduces.
+  auto timer = models::analytic_timer(job, 4);
+  CHECK(models::fsdp_closed_form_ms(job, cfg, 4, 2, *timer) == doctest::Approx(9.0 + 5 + 3 + 6));
+  // _HYBRID_SHARD_ZERO2 keeps the blocks: no all-gather in backward.
+  const models::RunResult zero2 = exec::evaluate(models::FsdpProgram(job, blocks(ShardingStrategy::kHybridShardZero2)), 4, 0);
+  CHECK(zero2.ranks[3].collective_ms == doctest::Approx(6.0 + 6.0));
+}

@@ -1,6 +1,7 @@
 // The FSDP program's plan, closed form and accounting (models/fsdp_run.hpp).
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "models/fsdp_run.hpp"
 
@@ -26,6 +27,10 @@ FsdpPlan plan_fsdp(const DdpJob& job, const FsdpConfig& cfg, int world_size, int
   plan.shard_group = world_size == 1 ? 1 : shard_group_size(cfg.sharding, world_size, gpus_per_node);
   plan.strategy = plan.shard_group == 1 ? ShardingStrategy::kNoShard : cfg.sharding;
   plan.units = build_units(job.model, cfg.wrap);
+  if (is_hybrid(cfg.sharding) && plan.shard_group > 1) {
+    if (world_size % plan.shard_group != 0) throw std::invalid_argument("hybrid sharding needs whole nodes");
+    plan.replicas = world_size / plan.shard_group;
+  }
   const ModelSpec& model = job.model;
   std::vector<int> unit_of(model.parameters.size(), 0);
   for (std::size_t u = 0; u < plan.units.size(); ++u) {
@@ -37,7 +42,8 @@ FsdpPlan plan_fsdp(const DdpJob& job, const FsdpConfig& cfg, int world_size, int
     const bool sharded = plan.shard_group > 1;
     const std::int64_t padded = padded_numel(unit.numel, plan.shard_group);
     plan.unit_plans.push_back({sharded ? padded * e_compute : 0, (sharded ? padded : unit.numel) * e_reduce,
-                               sharded && reshards_after_forward(plan.strategy) && !unit.root});
+                               sharded && reshards_after_forward(plan.strategy) && !unit.root,
+                               plan.replicas > 1 ? padded / plan.shard_group * e_reduce : 0});
   }
   std::vector<int> registration(model.parameters.size());
   for (std::size_t p = 0; p < registration.size(); ++p) registration[p] = static_cast<int>(p);
@@ -46,17 +52,38 @@ FsdpPlan plan_fsdp(const DdpJob& job, const FsdpConfig& cfg, int world_size, int
   return plan;
 }
 
+int gathers_per_step(const FsdpPlan& plan, const FsdpUnitPlan& u, int accumulation) {
+  if (u.gather_bytes == 0) return 0;
+  if (u.freed_after_forward) return 2 * accumulation;
+  return reshards_after_forward(plan.strategy) ? accumulation : 1;
+}
+
+std::unique_ptr<CollectiveTimer> replica_timer(const DdpJob& job, int replicas) {
+  if (!job.cluster) throw std::invalid_argument("hybrid sharding needs a cluster");
+  DdpJob across = job;
+  ClusterSpec& c = *across.cluster;
+  c.inter.bandwidth_GBps *= std::min(1.0, static_cast<double>(c.nics_per_node) / c.gpus_per_node);
+  c.nodes = replicas;
+  c.gpus_per_node = 1;
+  c.nics_per_node = 1;
+  return analytic_timer(across, replicas);
+}
+
 double fsdp_closed_form_ms(const DdpJob& job, const FsdpConfig& cfg, int world_size, int gpus_per_node,
                            CollectiveTimer& timer) {
   const FsdpPlan plan = plan_fsdp(job, cfg, world_size, gpus_per_node);
-  sim::Time total = job.data_load + job.model.forward_total() + job.model.backward_total() + job.model.optimizer;
+  const int k = cfg.gradient_accumulation;
+  sim::Time total = (job.data_load + job.model.forward_total() + job.model.backward_total()) * k + job.model.optimizer;
   const bool sharded = plan.strategy != ShardingStrategy::kNoShard;
+  const int group = plan.replicas > 1 ? plan.shard_group : world_size;
+  const std::unique_ptr<CollectiveTimer> across = plan.replicas > 1 ? replica_timer(job, plan.replicas) : nullptr;
   for (const FsdpUnitPlan& u : plan.unit_plans) {
-    const sim::Time gather =
-        u.gather_bytes > 0 ? timer.time({sim::CollectiveKind::kAllGather, u.gather_bytes}, world_size, {}) : sim::Time{};
-    total += gather + (u.freed_after_forward ? gather : sim::Time{});
+    if (u.gather_bytes > 0) {
+      total += timer.time({sim::CollectiveKind::kAllGather, u.gather_bytes}, group, {}) * gathers_per_step(plan, u, k);
+    }
     total += timer.time({sharded ? sim::CollectiveKind::kReduceScatter : sim::CollectiveKind::kAllReduce, u.reduce_bytes},
-                        world_size, {});
+                        group, {});
+    if (u.replica_bytes > 0) total += across->time({sim::CollectiveKind::kAllReduce, u.replica_bytes}, plan.replicas, {});
   }
   return total.ms();
 }
@@ -107,7 +134,10 @@ void Accounting::on_op(const sim::OpRecord& r) {
   acc.compute += busy;
   // The compute stream idle while it waited for a collective: exposed while
   // a collective ran, wait while one waited for other ranks (as DDP's).
-  if (r.after && r.after->stream % sim::kStreamsPerRank == static_cast<std::uint32_t>(sim::StreamKind::kComm)) {
+  // (Hybrid sharding's replica all-reduces run on the host stream.)
+  const std::uint32_t after_kind = r.after ? r.after->stream % sim::kStreamsPerRank : 0;
+  if (r.after && (after_kind == static_cast<std::uint32_t>(sim::StreamKind::kComm) ||
+                  after_kind == static_cast<std::uint32_t>(sim::StreamKind::kHost))) {
     for (const Span& c : acc.collectives) {
       const auto overlap = [&](sim::Time from, sim::Time to) {
         const sim::Time lo = sim::max(from, r.ready), hi = sim::min(to, r.start);

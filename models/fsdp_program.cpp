@@ -32,6 +32,13 @@ struct IterationFaults {
   std::optional<sim::Time> artifact;   // rank0_artifact's host work, after the step
 };
 
+// The process groups one rank's collectives go to: the world, or under
+// hybrid sharding its node's shard group and its replica group.
+struct RankGroups {
+  sim::GroupId shard = sim::kWorldGroup;
+  sim::GroupId replica = sim::kWorldGroup;
+};
+
 sim::Time scaled(sim::Time t, double factor) {
   return factor == 1 ? t : sim::Time::ns(std::llround(static_cast<double>(t.count_ns()) * factor));
 }
@@ -42,8 +49,8 @@ sim::Time scaled(sim::Time t, double factor) {
 class IterationIssuer {
  public:
   IterationIssuer(const DdpJob& job, const FsdpConfig& cfg, const FsdpPlan& plan, const IterationFaults& faults,
-                  sim::OpSink& sink, int rank, int g)
-      : job_(job), cfg_(cfg), plan_(plan), faults_(faults), sink_(sink), rank_(rank), g_(g),
+                  RankGroups groups, sim::OpSink& sink, int rank, int g)
+      : job_(job), cfg_(cfg), plan_(plan), faults_(faults), groups_(groups), sink_(sink), rank_(rank), g_(g),
         gathered_(plan.units.size(), false), pending_(plan.units.size()) {
     for (std::size_t u = 0; u < plan.units.size(); ++u) gathered_[u] = plan.unit_plans[u].gather_bytes == 0;
   }
@@ -117,8 +124,12 @@ class IterationIssuer {
       const bool sharded = plan_.strategy != ShardingStrategy::kNoShard;
       const sim::Collective c{sharded ? sim::CollectiveKind::kReduceScatter : sim::CollectiveKind::kAllReduce,
                               up.reduce_bytes};
-      reduced = sink_.enqueue_collective(rank_, sim::kWorldGroup, c,
+      reduced = sink_.enqueue_collective(rank_, sharded ? groups_.shard : sim::kWorldGroup, c,
                                          label(sharded ? FsdpTag::kReduceScatter : FsdpTag::kAllReduce, g_, u), op);
+      if (up.replica_bytes > 0) {  // HSDP: the shard across the replicas, on its own stream
+        reduced = sink_.enqueue_collective(rank_, groups_.replica, {sim::CollectiveKind::kAllReduce, up.replica_bytes},
+                                           label(FsdpTag::kReplicaAllReduce, g_, u), *reduced);
+      }
     }
     return *reduced;
   }
@@ -136,7 +147,7 @@ class IterationIssuer {
       if (!after) after = frees_.front();
       frees_.pop_front();
     }
-    pending_[ui] = sink_.enqueue_collective(rank_, sim::kWorldGroup,
+    pending_[ui] = sink_.enqueue_collective(rank_, groups_.shard,
                                             {sim::CollectiveKind::kAllGather, plan_.unit_plans[ui].gather_bytes},
                                             label(FsdpTag::kAllGather, g_, u), after);
     gathered_[ui] = true;
@@ -180,6 +191,7 @@ class IterationIssuer {
   const FsdpConfig& cfg_;
   const FsdpPlan& plan_;
   const IterationFaults& faults_;
+  RankGroups groups_;
   sim::OpSink& sink_;
   int rank_, g_;
   std::vector<bool> gathered_;
@@ -193,8 +205,9 @@ class IterationIssuer {
 // step ends; then the final barrier.
 class RankProcess final : public sim::Process {
  public:
-  RankProcess(const DdpJob& job, const FsdpConfig& cfg, const FsdpPlan& plan, int rank, Progress& progress)
-      : job_(job), cfg_(cfg), plan_(plan), rank_(rank), progress_(progress) {}
+  RankProcess(const DdpJob& job, const FsdpConfig& cfg, const FsdpPlan& plan, int rank, Progress& progress,
+              RankGroups groups = {})
+      : job_(job), cfg_(cfg), plan_(plan), rank_(rank), progress_(progress), groups_(groups) {}
 
   void start(sim::Engine& e) {
     for (const Fault& f : job_.faults) {
@@ -253,7 +266,7 @@ class RankProcess final : public sim::Process {
     }
     ++status().iterations_run;
     const IterationFaults faults = faults_in(k);
-    return IterationIssuer(job_, cfg_, plan_, faults, s, rank_, k).issue();
+    return IterationIssuer(job_, cfg_, plan_, faults, groups_, s, rank_, k).issue();
   }
 
   // This rank's faults in iteration g (a crash is step's; a slow link prices collectives).
@@ -292,6 +305,7 @@ class RankProcess final : public sim::Process {
   const FsdpPlan& plan_;
   int rank_;
   Progress& progress_;
+  RankGroups groups_;
 };
 
 class FsdpEvaluation final : public Evaluation {
@@ -308,8 +322,9 @@ class FsdpEvaluation final : public Evaluation {
 
   void start(sim::Engine& engine) override {
     progress_.emplace(simulated_, job_.total_iterations(), engine.workers());
+    const std::vector<RankGroups> groups = add_groups(engine);
     for (int r = 0; r < simulated_; ++r) {
-      ranks_.push_back(std::make_unique<RankProcess>(job_, cfg_, plan_, r, *progress_));
+      ranks_.push_back(std::make_unique<RankProcess>(job_, cfg_, plan_, r, *progress_, groups[static_cast<std::size_t>(r)]));
     }
     for (auto& p : ranks_) p->start(engine);
   }
@@ -317,6 +332,33 @@ class FsdpEvaluation final : public Evaluation {
   RunResult finish(const sim::RunSummary& summary) override {
     progress_->gather();
     return accounting_.result(job_, *progress_, summary, simulated_, world_size_);
+  }
+
+  // Hybrid sharding: a shard group per node (on the comm stream, priced as
+  // the evaluator prices a node) and a replica group per local GPU index
+  // (its own NCCL stream, here the host's, idle in backward; priced across
+  // the nodes by replica_timer). Every rank is simulated (not symmetric).
+  std::vector<RankGroups> add_groups(sim::Engine& engine) {
+    std::vector<RankGroups> out(static_cast<std::size_t>(simulated_));
+    if (plan_.replicas <= 1) return out;
+    const int per_node = plan_.shard_group;
+    replica_timer_ = replica_timer(job_, plan_.replicas);
+    const sim::CollectiveCostFn across = [timer = replica_timer_.get()](const sim::Collective& c, int n) {
+      return timer->time(c, n, {});
+    };
+    for (int node = 0; node < plan_.replicas; ++node) {
+      std::vector<int> members(static_cast<std::size_t>(per_node));
+      for (int i = 0; i < per_node; ++i) members[static_cast<std::size_t>(i)] = node * per_node + i;
+      const sim::GroupId id = engine.add_group(members);
+      for (int r : members) out[static_cast<std::size_t>(r)].shard = id;
+    }
+    for (int i = 0; i < per_node; ++i) {
+      std::vector<int> members(static_cast<std::size_t>(plan_.replicas));
+      for (int node = 0; node < plan_.replicas; ++node) members[static_cast<std::size_t>(node)] = node * per_node + i;
+      const sim::GroupId id = engine.add_group(members, sim::StreamKind::kHost, across);
+      for (int r : members) out[static_cast<std::size_t>(r)].replica = id;
+    }
+    return out;
   }
 
   sim::UniformProgram record() override {
@@ -352,6 +394,7 @@ class FsdpEvaluation final : public Evaluation {
   std::vector<std::unique_ptr<RankProcess>> ranks_;
   std::optional<Progress> recording_;
   std::unique_ptr<RankProcess> recorded_;
+  std::unique_ptr<CollectiveTimer> replica_timer_;
 };
 
 }  // namespace
@@ -369,14 +412,18 @@ std::string fsdp_op_name(sim::OpLabel label) {
     case FsdpTag::kFinalBarrier: return "barrier";
     case FsdpTag::kArtifact: return "rank 0 artifact";
     case FsdpTag::kExtraCollective: return fmt::format("extra collective {}", label.index);
+    case FsdpTag::kReplicaAllReduce: return fmt::format("all_reduce replicas unit {}", label.index);
   }
   return "";
 }
 
 ProgramTraits FsdpProgram::traits() const {
-  // Faults as DDP's (models/faults.hpp); no straggler model under FSDP (the loader refuses one).
+  // Faults as DDP's (models/faults.hpp); no straggler model under FSDP (the
+  // loader refuses one). Hybrid sharding's groups: engine, time order only.
   const bool contended = job_.compute_slowdown > 0;
-  return {symmetric(job_), uniform_program(job_) && !contended, keeps_lockstep(job_) && !contended, false};
+  const bool hybrid = is_hybrid(cfg_.sharding);
+  return {symmetric(job_) && !hybrid, uniform_program(job_) && !contended && !hybrid,
+          keeps_lockstep(job_) && !contended && !hybrid, false};
 }
 
 CommSettings FsdpProgram::comm() const {

@@ -28,6 +28,7 @@ enum class FsdpTag : std::uint32_t {
   kFinalBarrier,
   kArtifact,         ///< a rank0_artifact fault's host work
   kExtraCollective,  ///< an extra_collective fault's collective
+  kReplicaAllReduce, ///< hybrid sharding: a unit's gradient shard across the replicas
 };
 /// "all_gather unit 3", ...; empty for a tag that is not FSDP's.
 std::string fsdp_op_name(sim::OpLabel label);
@@ -43,12 +44,14 @@ struct FsdpUnitPlan {
   std::int64_t gather_bytes = 0;  ///< the all-gather: padded elements x the compute dtype (0: never gathered)
   std::int64_t reduce_bytes = 0;  ///< the reduce-scatter (padded) or NO_SHARD's all-reduce, in the reduce dtype
   bool freed_after_forward = false;  ///< FULL_SHARD and HYBRID_SHARD, not the root: gathered again in backward
+  std::int64_t replica_bytes = 0;    ///< hybrid: the shard's all-reduce across replicas, in the reduce dtype (0: none)
 };
 
 /// Everything every rank shares, computed once per world size.
 struct FsdpPlan {
   ShardingStrategy strategy = ShardingStrategy::kFullShard;  ///< NO_SHARD when the shard group is one rank
   int shard_group = 1;
+  int replicas = 1;  ///< hybrid: shard groups (nodes) holding a replica each
   std::vector<FsdpUnit> units;
   std::vector<FsdpUnitPlan> unit_plans;
   std::vector<FsdpSegment> forward;   ///< parameters in registration order, grouped by unit
@@ -56,7 +59,20 @@ struct FsdpPlan {
 };
 
 /// The plan of `job`'s model under `cfg` on `world_size` ranks of `gpus_per_node`.
+/// Hybrid sharding needs whole nodes (std::invalid_argument otherwise).
 FsdpPlan plan_fsdp(const DdpJob& job, const FsdpConfig& cfg, int world_size, int gpus_per_node);
+
+/// How many times a step all-gathers unit `u` with `accumulation`
+/// micro-steps: twice a micro-step when freed after forward, once when only
+/// freed in backward (FULL_SHARD's root), once a step when never freed
+/// before the sync (SHARD_GRAD_OP); 0 when never gathered.
+int gathers_per_step(const FsdpPlan& plan, const FsdpUnitPlan& u, int accumulation);
+
+/// Hybrid sharding's replica groups, one GPU of each node: `replicas` nodes
+/// of one GPU, each ring on the NIC share one GPU gets when every replica
+/// group of a node runs at once (inter bandwidth x nics_per_node /
+/// gpus_per_node, at most the whole NIC). `job` needs a cluster.
+std::unique_ptr<CollectiveTimer> replica_timer(const DdpJob& job, int replicas);
 
 /// Compute + every collective of a step unoverlapped, priced by `timer`
 /// over `world_size` ranks: FSDP's closed-form baseline.

@@ -31,13 +31,15 @@ Volume volume(const Scenario& s, const models::DdpJob& job, int w) {
   const models::FsdpPlan plan = models::plan_fsdp(job, *s.fsdp, w, gpus_per_node(job, w));
   const bool sharded = plan.strategy != models::ShardingStrategy::kNoShard;
   for (const models::FsdpUnitPlan& u : plan.unit_plans) {
-    if (u.gather_bytes > 0) {
-      const int gathers = u.freed_after_forward ? 2 : 1;
-      v.sent += gathers * ring_share(u.gather_bytes, plan.shard_group);
-      v.collectives += gathers;
-    }
+    const int gathers = models::gathers_per_step(plan, u, s.fsdp->gradient_accumulation);
+    v.sent += gathers * ring_share(u.gather_bytes, plan.shard_group);
+    v.collectives += gathers;
     v.sent += sharded ? ring_share(u.reduce_bytes, plan.shard_group) : 2 * ring_share(u.reduce_bytes, w);
     ++v.collectives;
+    if (u.replica_bytes > 0) {
+      v.sent += 2 * ring_share(u.replica_bytes, plan.replicas);
+      ++v.collectives;
+    }
   }
   return v;
 }

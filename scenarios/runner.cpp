@@ -261,9 +261,16 @@ SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace
 SweepResult run_sweep(const Scenario& scenario, const SweepAxes& axes, sim::ChromeTraceWriter* trace, int threads,
                       const exec::ExecutionPolicy& policy) {
   if (scenario.fsdp && models::is_hybrid(scenario.fsdp->sharding)) {
-    throw InputError(scenario.fsdp_strategy_at, "fsdp.sharding_strategy", std::string(models::to_string(scenario.fsdp->sharding)),
-                     "expected FULL_SHARD, SHARD_GRAD_OP or NO_SHARD: hybrid sharding's step is not simulated yet "
-                     "(`ddpsim memory` predicts its memory)");
+    // HYBRID_SHARD shards within a node and replicates across nodes: whole nodes only.
+    const int per_node = scenario.job.cluster ? scenario.job.cluster->gpus_per_node : 0;
+    for (int w : axes.world_sizes) {
+      if (per_node == 0 || (w > per_node && w % per_node != 0)) {
+        throw InputError(scenario.fsdp_strategy_at, "fsdp.sharding_strategy",
+                         std::string(models::to_string(scenario.fsdp->sharding)),
+                         per_node == 0 ? "expected a cluster section: hybrid sharding shards within a node"
+                                       : fmt::format("expected world sizes of whole nodes ({} GPUs each): {} is not", per_node, w));
+      }
+    }
   }
   SweepResult out;
   std::optional<netsim::SimgridStats> stats;

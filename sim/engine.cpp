@@ -98,7 +98,9 @@ void Engine::schedule_crash(int rank, Time at, std::string message) {
   impl_->crash_at(rank, at, std::move(message));
 }
 
-GroupId Engine::add_group(const std::vector<int>& ranks) {
+GroupId Engine::add_group(const std::vector<int>& ranks) { return add_group(ranks, StreamKind::kComm, {}); }
+
+GroupId Engine::add_group(const std::vector<int>& ranks, StreamKind stream, CollectiveCostFn cost) {
   if (ranks.empty()) throw std::invalid_argument("a process group needs at least one rank");
   Group g;
   g.position_of_rank.assign(static_cast<std::size_t>(impl_->world_size), -1);
@@ -111,6 +113,9 @@ GroupId Engine::add_group(const std::vector<int>& ranks) {
     if (impl_->dead[static_cast<std::size_t>(r)]) ++g.dead_members;
   }
   g.issued.assign(ranks.size(), 0);
+  g.stream = stream;
+  g.cost = std::move(cost);
+  impl_->on_add_group(g);
   impl_->groups.push_back(std::move(g));
   return static_cast<GroupId>(impl_->groups.size() - 1);
 }

@@ -184,6 +184,11 @@ class Engine final : public OpSink {
   /// torch.distributed.new_group: its collectives are matched among its
   /// members by its own sequence numbers and priced over its size.
   GroupId add_group(const std::vector<int>& ranks);
+  /// The same, its collectives run on each member's `stream` (a second NCCL
+  /// stream: another communicator's) and priced by `cost` (its members'
+  /// topology) when given. A group off the comm stream is time order's only:
+  /// a rank-major run stops with needs_time_order.
+  GroupId add_group(const std::vector<int>& ranks, StreamKind stream, CollectiveCostFn cost);
 
   /// Observers are not owned and must outlive run().
   void add_observer(Observer& observer);

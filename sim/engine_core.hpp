@@ -104,6 +104,7 @@ struct Engine::Impl {
   virtual void crash_now(int rank, std::string message) = 0;
   virtual void crash_at(int rank, Time at, std::string message) = 0;
   virtual RunSummary run(Engine& engine) = 0;
+  virtual void on_add_group(const Group& g) { (void)g; }
 
   // The worker of the calling thread; the first outside a sweep.
   Worker& here() {
@@ -142,8 +143,9 @@ struct Engine::Impl {
   // sends for it, and any check it runs first, priced over the group.
   Time collective_time(const Group& g, const Rendezvous& rz) const {
     const int n = static_cast<int>(g.members.size());
-    Time duration = cost(library->as_sent(rz.collective_of(0)), n);
-    if (const std::optional<Collective> check = library->check_before(n)) duration += cost(*check, n);
+    const CollectiveCostFn& price = g.cost ? g.cost : cost;
+    Time duration = price(library->as_sent(rz.collective_of(0)), n);
+    if (const std::optional<Collective> check = library->check_before(n)) duration += price(*check, n);
     if (duration < Time::zero()) throw std::logic_error("collective cost model returned a negative time");
     return duration;
   }
@@ -237,7 +239,7 @@ struct Machine : Engine::Impl {
     check_enqueued(after);
     self().check_local(w, rank, after);
     const auto pos = static_cast<std::size_t>(g.position_of_rank[static_cast<std::size_t>(rank)]);
-    const std::uint32_t s = Engine::stream_id(rank, StreamKind::kComm);
+    const std::uint32_t s = Engine::stream_id(rank, g.stream);
     Stream& st = streams[s];
     if (dead[static_cast<std::size_t>(rank)]) return OpRef{s, st.enqueued++};
     if (st.pending.empty() && !st.active) st.head_since = w.now;

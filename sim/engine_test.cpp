@@ -297,6 +297,39 @@ TEST_CASE("process groups: collectives match among a group's members, by its own
   }
 }
 
+TEST_CASE("a process group on a stream of its own runs beside the world's collectives, priced its own way") {
+  // HSDP's replica all-reduce: its own NCCL communicator and stream, its
+  // own topology. Ranks {0, 1} all-reduce over `pair` (on the host stream,
+  // 7 us whatever the size) while the world all-gathers (1 us a member).
+  Engine e(2, [](const Collective&, int n) { return Time::from_us(n); });
+  const GroupId pair = e.add_group({0, 1}, StreamKind::kHost, [](const Collective&, int) { return Time::from_us(7); });
+  Recorder rec;
+  e.add_observer(rec);
+  for (int r = 0; r < 2; ++r) {
+    e.enqueue_collective(r, pair, {CollectiveKind::kAllReduce, 64}, {1, 0});
+    e.enqueue_collective(r, Engine::kWorld, {CollectiveKind::kAllGather, 64}, {2, 0, 0});
+    e.enqueue_collective(r, Engine::kWorld, {CollectiveKind::kAllGather, 64}, {2, 0, 1});
+  }
+  const RunSummary s = e.run();
+  REQUIRE_FALSE(s.hung());
+  for (const OpRecord& r : rec.ops) {
+    if (r.label.tag == 1) {
+      CHECK(r.stream == StreamKind::kHost);
+      CHECK(r.start == Time::zero());
+      CHECK(r.end == Time::from_us(7));
+    } else {
+      CHECK(r.stream == StreamKind::kComm);
+      CHECK(r.end == Time::from_us(2 * (r.label.index + 1)));  // not behind the all-reduce
+    }
+  }
+  CHECK(s.end == Time::from_us(7));
+  EngineOptions o;
+  o.schedule = Schedule::kRankMajor;
+  Engine major(2, [](const Collective&, int n) { return Time::from_us(n); }, o);
+  major.add_group({0, 1}, StreamKind::kHost, {});
+  CHECK(major.run().needs_time_order == "a process group on a stream of its own");
+}
+
 TEST_CASE("a process group's member that never arrives is the one reported missing") {
   Engine e(4, fixed_cost(1));
   const GroupId pair = e.add_group({1, 2});

@@ -221,6 +221,11 @@ struct RankMajor final : Machine<RankMajor> {
     }
   }
 
+  // One collective in flight a rank is what the sweeps follow.
+  void on_add_group(const Group& g) override {
+    if (g.stream != StreamKind::kComm) needs_time_order = "a process group on a stream of its own";
+  }
+
   RunSummary run(Engine& engine) override {
     if (!needs_time_order) {
       running = true;

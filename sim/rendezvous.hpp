@@ -90,6 +90,8 @@ struct Group {
   std::vector<std::uint64_t> issued;  // per member: collectives issued so far
   std::map<std::uint64_t, Rendezvous> open;
   int dead_members = 0;
+  StreamKind stream = StreamKind::kComm;  // where its members run its collectives
+  CollectiveCostFn cost;                  // its own pricing; empty: the engine's
 };
 
 // kRankMajor: a member reaching a collective, recorded between sweeps.

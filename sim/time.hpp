@@ -29,6 +29,7 @@ class Time {
   friend constexpr auto operator<=>(Time, Time) = default;
   friend constexpr Time operator+(Time a, Time b) { return Time(a.ns_ + b.ns_); }
   friend constexpr Time operator-(Time a, Time b) { return Time(a.ns_ - b.ns_); }
+  friend constexpr Time operator*(Time a, std::int64_t k) { return Time(a.ns_ * k); }
   constexpr Time& operator+=(Time b) {
     ns_ += b.ns_;
     return *this;

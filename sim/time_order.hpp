@@ -194,7 +194,7 @@ struct TimeOrder final : Machine<TimeOrder> {
     for (std::size_t p = 0; p < n; ++p) {
       if (dead[static_cast<std::size_t>(g.members[p])]) continue;
       if (contends()) in_flight(g.members[p], -1, w.now);
-      finish_head(w, Engine::stream_id(g.members[p], StreamKind::kComm), rz.start, rz.arrival[p]);
+      finish_head(w, Engine::stream_id(g.members[p], g.stream), rz.start, rz.arrival[p]);
     }
     spare_rendezvous.push_back(std::move(rz));
   }
