@@ -82,28 +82,11 @@ RunResult Accounting::result(int world_size, int iterations, const Progress& pro
   RunResult out;
   out.world_size = world_size;
   out.iterations = iterations;
-  // Iterations every rank finished; with a synchronous loop these form a prefix.
-  int complete = 0;
-  while (complete < iterations && progress.all.finished_ranks[static_cast<std::size_t>(complete)] == world_size) ++complete;
-  out.measured_iterations = std::max(0, complete - warmup_);
-  if (out.measured_iterations > 0) {
-    const auto& end = progress.all.iteration_end;
-    const sim::Time from = warmup_ == 0 ? sim::Time::zero() : end[static_cast<std::size_t>(warmup_ - 1)];
-    const sim::Time to = end[static_cast<std::size_t>(complete - 1)];
-    out.step_ms = (to - from).ms() / out.measured_iterations;
-  }
+  measure_steps(out, progress.all.iteration_end, progress.all.finished_ranks, world_size, warmup_);
   const double n = std::max(1, out.measured_iterations);
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     const Rank& a = ranks_[r];
-    RankStats s;
-    s.rank = static_cast<int>(r);
-    s.data_ms = a.data.ms() / n;
-    s.compute_ms = a.compute.ms() / n;
-    s.collective_ms = a.collective.ms() / n;
-    s.exposed_comm_ms = a.exposed.ms() / n;
-    s.wait_ms = a.wait.ms() / n;
-    s.forward_compute_ms = a.forward_compute.ms() / n;
-    s.backward_compute_ms = a.backward_compute.ms() / n;
+    RankStats s = mean_stats(a, static_cast<int>(r), n);
     s.backward_comm_ms = a.backward_comm.ms() / n;
     s.backward_overlap_ms = a.overlap.ms() / n;
     out.ranks.push_back(s);

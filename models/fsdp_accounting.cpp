@@ -164,28 +164,9 @@ RunResult Accounting::result(const DdpJob& job, Progress& progress, const sim::R
   const int iterations = job.total_iterations();
   out.world_size = world_size;
   out.iterations = iterations;
-  int complete = 0;
-  while (complete < iterations && progress.all.finished_ranks[static_cast<std::size_t>(complete)] == simulated) ++complete;
-  out.measured_iterations = std::max(0, complete - warmup_);
-  if (out.measured_iterations > 0) {
-    const auto& end = progress.all.iteration_end;
-    const sim::Time from = warmup_ == 0 ? sim::Time::zero() : end[static_cast<std::size_t>(warmup_ - 1)];
-    out.step_ms = (end[static_cast<std::size_t>(complete - 1)] - from).ms() / out.measured_iterations;
-  }
+  measure_steps(out, progress.all.iteration_end, progress.all.finished_ranks, simulated, warmup_);
   const double n = std::max(1, out.measured_iterations);
-  for (std::size_t r = 0; r < ranks_.size(); ++r) {
-    const Rank& a = ranks_[r];
-    RankStats s;
-    s.rank = static_cast<int>(r);
-    s.data_ms = a.data.ms() / n;
-    s.compute_ms = a.compute.ms() / n;
-    s.collective_ms = a.collective.ms() / n;
-    s.exposed_comm_ms = a.exposed.ms() / n;
-    s.wait_ms = a.wait.ms() / n;
-    s.forward_compute_ms = a.forward_compute.ms() / n;
-    s.backward_compute_ms = a.backward_compute.ms() / n;
-    out.ranks.push_back(s);
-  }
+  for (std::size_t r = 0; r < ranks_.size(); ++r) out.ranks.push_back(mean_stats(ranks_[r], static_cast<int>(r), n));
   out.outcome = !summary.crashes.empty() ? Outcome::kCrash : summary.hung() ? Outcome::kHang : Outcome::kCompleted;
   for (const sim::Crash& c : summary.crashes) out.errors.push_back(RankError{c.rank, c.at.ms(), c.message});
   out.blocked = summary.blocked;

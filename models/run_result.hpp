@@ -60,4 +60,34 @@ struct RunResult {
   sim::Time end;
 };
 
+/// Sets out.measured_iterations and out.step_ms: iterations every one of
+/// `ranks` finished (with a synchronous loop a prefix), less `warmup`, and
+/// their mean time (iteration g ended at iteration_end[g]).
+inline void measure_steps(RunResult& out, const std::vector<sim::Time>& iteration_end, const std::vector<int>& finished,
+                          int ranks, int warmup) {
+  const int iterations = static_cast<int>(finished.size());
+  int complete = 0;
+  while (complete < iterations && finished[static_cast<std::size_t>(complete)] == ranks) ++complete;
+  out.measured_iterations = complete > warmup ? complete - warmup : 0;
+  if (out.measured_iterations == 0) return;
+  const sim::Time from = warmup == 0 ? sim::Time::zero() : iteration_end[static_cast<std::size_t>(warmup - 1)];
+  out.step_ms = (iteration_end[static_cast<std::size_t>(complete - 1)] - from).ms() / out.measured_iterations;
+}
+
+/// One rank's sums over the measured iterations (any accounting's, with
+/// these members) as means over `n` iterations.
+template <class Sums>
+RankStats mean_stats(const Sums& a, int rank, double n) {
+  RankStats s;
+  s.rank = rank;
+  s.data_ms = a.data.ms() / n;
+  s.compute_ms = a.compute.ms() / n;
+  s.collective_ms = a.collective.ms() / n;
+  s.exposed_comm_ms = a.exposed.ms() / n;
+  s.wait_ms = a.wait.ms() / n;
+  s.forward_compute_ms = a.forward_compute.ms() / n;
+  s.backward_compute_ms = a.backward_compute.ms() / n;
+  return s;
+}
+
 }  // namespace ddpsim::models

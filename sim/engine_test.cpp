@@ -7,22 +7,17 @@
 #include <tuple>
 #include <vector>
 
+#include "sim/engine_test_helpers.hpp"
 #include "sim/random.hpp"
 
 using namespace ddpsim::sim;
 
+using testing::fixed_cost;
+using testing::Recorder;
+
 namespace {
 
-struct Recorder final : Observer {
-  std::vector<OpRecord> ops;
-  void on_op(const OpRecord& r) override { ops.push_back(r); }
-};
-
 Time ms(double v) { return Time::from_ms(v); }
-
-CollectiveCostFn fixed_cost(double cost_ms) {
-  return [cost_ms](const Collective&, int) { return Time::from_ms(cost_ms); };
-}
 
 }  // namespace
 
@@ -248,102 +243,6 @@ void all_reduce(Engine& e, int rank, std::int64_t bytes, std::uint32_t iteration
 }
 
 }  // namespace
-
-TEST_CASE("process groups: collectives match among a group's members, by its own sequence numbers, priced over its size") {
-  for (Schedule schedule : {Schedule::kTimeOrder, Schedule::kRankMajor}) {
-    CAPTURE(static_cast<int>(schedule));
-    EngineOptions o;
-    o.schedule = schedule;
-    Engine e(4, [](const Collective& c, int n) { return Time::ns(1000 * n + c.bytes); }, o);
-    const GroupId even = e.add_group({0, 2});
-    const GroupId odd = e.add_group({3, 1});  // in the order given
-    Recorder rec;
-    e.add_observer(rec);
-    // Ranks 0 and 2 reduce-scatter over their group; 1 and 3 all-gather over theirs, 3 late;
-    // then everyone all-reduces over the world.
-    for (int r : {0, 2}) {
-      e.enqueue_collective(r, even, {CollectiveKind::kReduceScatter, 64}, {1, 0});
-      e.enqueue_collective(r, Engine::kWorld, {CollectiveKind::kAllReduce, 8}, {2, 0});
-    }
-    e.enqueue_collective(1, odd, {CollectiveKind::kAllGather, 32}, {1, 0});
-    e.enqueue_collective(1, Engine::kWorld, {CollectiveKind::kAllReduce, 8}, {2, 0});
-    e.enqueue_collective(3, odd, {CollectiveKind::kAllGather, 32}, {1, 0},
-                         e.enqueue(3, StreamKind::kCompute, Time::ns(500), {0, 0}));
-    e.enqueue_collective(3, Engine::kWorld, {CollectiveKind::kAllReduce, 8}, {2, 0});
-    const RunSummary s = e.run();
-    REQUIRE_FALSE(s.hung());
-    std::vector<OpRecord> even_ops, odd_ops, world_ops;
-    for (const OpRecord& r : rec.ops) {
-      if (!r.is_collective) continue;
-      (r.label.tag == 2 ? world_ops : r.collective.kind == CollectiveKind::kReduceScatter ? even_ops : odd_ops).push_back(r);
-    }
-    REQUIRE(even_ops.size() == 2);
-    REQUIRE(odd_ops.size() == 2);
-    REQUIRE(world_ops.size() == 4);
-    for (const OpRecord& r : even_ops) {
-      CHECK(r.start == Time::zero());
-      CHECK(r.end == Time::ns(2064));  // priced over 2 members
-      CHECK(r.group_seq == 0);
-    }
-    for (const OpRecord& r : odd_ops) {
-      CHECK(r.start == Time::ns(500));  // waits for rank 3 only
-      CHECK(r.end == Time::ns(2532));
-    }
-    for (const OpRecord& r : world_ops) {
-      CHECK(r.start == Time::ns(2532));
-      CHECK(r.end == Time::ns(2532 + 4008));  // priced over 4
-      CHECK(r.group_seq == 0);                // the world's first
-    }
-  }
-}
-
-TEST_CASE("a process group on a stream of its own runs beside the world's collectives, priced its own way") {
-  // HSDP's replica all-reduce: its own NCCL communicator and stream, its
-  // own topology. Ranks {0, 1} all-reduce over `pair` (on the host stream,
-  // 7 us whatever the size) while the world all-gathers (1 us a member).
-  Engine e(2, [](const Collective&, int n) { return Time::from_us(n); });
-  const GroupId pair = e.add_group({0, 1}, StreamKind::kHost, [](const Collective&, int) { return Time::from_us(7); });
-  Recorder rec;
-  e.add_observer(rec);
-  for (int r = 0; r < 2; ++r) {
-    e.enqueue_collective(r, pair, {CollectiveKind::kAllReduce, 64}, {1, 0});
-    e.enqueue_collective(r, Engine::kWorld, {CollectiveKind::kAllGather, 64}, {2, 0, 0});
-    e.enqueue_collective(r, Engine::kWorld, {CollectiveKind::kAllGather, 64}, {2, 0, 1});
-  }
-  const RunSummary s = e.run();
-  REQUIRE_FALSE(s.hung());
-  for (const OpRecord& r : rec.ops) {
-    if (r.label.tag == 1) {
-      CHECK(r.stream == StreamKind::kHost);
-      CHECK(r.start == Time::zero());
-      CHECK(r.end == Time::from_us(7));
-    } else {
-      CHECK(r.stream == StreamKind::kComm);
-      CHECK(r.end == Time::from_us(2 * (r.label.index + 1)));  // not behind the all-reduce
-    }
-  }
-  CHECK(s.end == Time::from_us(7));
-  EngineOptions o;
-  o.schedule = Schedule::kRankMajor;
-  Engine major(2, [](const Collective&, int n) { return Time::from_us(n); }, o);
-  major.add_group({0, 1}, StreamKind::kHost, {});
-  CHECK(major.run().needs_time_order == "a process group on a stream of its own");
-}
-
-TEST_CASE("a process group's member that never arrives is the one reported missing") {
-  Engine e(4, fixed_cost(1));
-  const GroupId pair = e.add_group({1, 2});
-  e.enqueue_collective(1, pair, {CollectiveKind::kAllGather, 16}, {1, 0});
-  const RunSummary s = e.run();
-  REQUIRE(s.hung());
-  REQUIRE(s.blocked.size() == 1);
-  CHECK(s.blocked[0].group == pair);
-  CHECK(s.blocked[0].missing_ranks == std::vector<int>{2});
-  CHECK_THROWS_AS(e.add_group({}), std::invalid_argument);
-  CHECK_THROWS_AS(e.add_group({0, 0}), std::invalid_argument);
-  CHECK_THROWS_AS(e.add_group({4}), std::out_of_range);
-  CHECK_THROWS_AS(e.enqueue_collective(0, pair, {CollectiveKind::kAllGather, 16}, {1, 0}), std::out_of_range);
-}
 
 TEST_CASE("same op and size with different labels completes and is recorded as a misalignment") {
   Engine e(2, fixed_cost(1));
