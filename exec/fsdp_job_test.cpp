@@ -175,8 +175,8 @@ TEST_CASE("FSDP faults: a rank that skips a unit shifts its collectives, then th
   CHECK(r.outcome == models::Outcome::kHang);
   REQUIRE_FALSE(r.misalignments.empty());
   CHECK(r.misalignments[0].rank == 1);
-  CHECK(r.misalignments[0].op == "all_gather unit 1");
-  CHECK(r.misalignments[0].with_op == "all_gather unit 0");
+  CHECK(r.misalignments[0].op == "all_gather unit 1 (blocks.1)");
+  CHECK(r.misalignments[0].with_op == "all_gather unit 0 (blocks.0)");
   CHECK(r.misalignments[0].iteration == 1);
   REQUIRE(r.failure);
   CHECK(r.failure->culprit_rank == 1);
@@ -214,7 +214,7 @@ TEST_CASE("FSDP faults: a rank with fewer micro-batches reduces while the others
   CHECK(r.outcome == models::Outcome::kHang);
   REQUIRE(r.failure);
   CHECK(r.failure->culprit_rank == 1);
-  CHECK(r.failure->reason.find("reduce_scatter unit 1") != std::string::npos);
+  CHECK(r.failure->reason.find("reduce_scatter unit 1 (blocks.1)") != std::string::npos);
   CHECK(r.failure->fix.find("same number of micro-batches") != std::string::npos);
   // The same count as the others' changes nothing.
   CHECK(run_with({{1}, models::fault::MicroBatches{1, 2}}, c).outcome == models::Outcome::kCompleted);

@@ -120,7 +120,7 @@ RunResult assemble(const DdpJob& job, const Plan& plan, const Accounting& accoun
       default: return "";
     }
   };
-  out.failure = analyse_failure(summary, progress.ranks, FailureContext{job.backend, job.watchdog_timeout, dtype_of});
+  out.failure = analyse_failure(summary, progress.ranks, FailureContext{job.backend, job.watchdog_timeout, dtype_of, {}});
   for (const RankStatus& s : progress.ranks) {
     out.iterations_run.push_back(s.iterations_run);
     out.shadow_collectives.push_back(s.shadow_collectives);

@@ -47,9 +47,11 @@ std::size_t majority(const std::vector<T>& items, Key key) {
   return best;
 }
 
-std::string describe_op(const sim::OpLabel& label) {
+std::string name_op(const sim::OpLabel& label, const OpNamer& name_of) { return name_of ? name_of(label) : op_name(label); }
+
+std::string describe_op(const sim::OpLabel& label, const OpNamer& name_of) {
   if (static_cast<DdpTag>(label.tag) == DdpTag::kFinalBarrier) return "barrier after the loop";
-  return fmt::format("{} of iteration {}", op_name(label), label.iteration);
+  return fmt::format("{} of iteration {}", name_op(label, name_of), label.iteration);
 }
 
 std::string fix_for(const std::set<FaultType>& faults) {
@@ -87,15 +89,15 @@ std::string fix_for(const std::set<FaultType>& faults) {
 
 }  // namespace
 
-std::vector<MisalignedPair> misaligned_pairs(const sim::RunSummary& summary) {
+std::vector<MisalignedPair> misaligned_pairs(const sim::RunSummary& summary, const OpNamer& name_of) {
   std::vector<MisalignedPair> out;
   for (const sim::Misalignment& m : summary.misalignments) {
     const std::size_t ref =
         majority(m.labels, [](const sim::OpLabel& l) { return std::make_tuple(paired_tag(l.tag), l.iteration, l.index); });
     for (std::size_t p = 0; p < m.labels.size(); ++p) {
       if (same_label(m.labels[p], m.labels[ref])) continue;
-      out.push_back(MisalignedPair{m.seq, m.ranks[p], op_name(m.labels[p]), static_cast<int>(m.labels[p].iteration),
-                                   m.ranks[ref], op_name(m.labels[ref]), static_cast<int>(m.labels[ref].iteration)});
+      out.push_back(MisalignedPair{m.seq, m.ranks[p], name_op(m.labels[p], name_of), static_cast<int>(m.labels[p].iteration),
+                                   m.ranks[ref], name_op(m.labels[ref], name_of), static_cast<int>(m.labels[ref].iteration)});
     }
   }
   return out;
@@ -117,7 +119,7 @@ RankAtFailure rank_at(const sim::MemberState& m, const std::vector<RankStatus>& 
   const auto c = crashed.find(m.rank);
   if (m.arrived) {
     r.state = RankState::kIssued;
-    r.op = describe_op(m.label);
+    r.op = describe_op(m.label, context.name_of);
     r.collective = std::string(sim::to_string(m.collective.kind));
     r.bytes = m.collective.bytes;
     r.iteration = static_cast<int>(m.label.iteration);
@@ -193,8 +195,8 @@ void blame_at_open(const OpenSides& sides, FailureReport& f) {
 }
 
 // The culprit: the rank whose collective sequence diverged first.
-void blame(const sim::RunSummary& summary, const OpenSides& sides, FailureReport& f) {
-  const std::vector<MisalignedPair> pairs = misaligned_pairs(summary);
+void blame(const sim::RunSummary& summary, const OpenSides& sides, const OpNamer& name_of, FailureReport& f) {
+  const std::vector<MisalignedPair> pairs = misaligned_pairs(summary, name_of);
   if (!pairs.empty()) {
     const MisalignedPair& p = pairs.front();
     f.culprit_rank = p.rank;
@@ -237,7 +239,7 @@ std::optional<FailureReport> analyse_failure(const sim::RunSummary& summary, con
   std::map<int, const sim::Crash*> crashed;
   for (const sim::Crash& c : summary.crashes) crashed.emplace(c.rank, &c);
   const OpenSides sides = describe_open(summary, ranks, crashed, context, f);
-  blame(summary, sides, f);
+  blame(summary, sides, context.name_of, f);
   if (f.culprit_rank >= 0) f.fix = fix_for(ranks[static_cast<std::size_t>(f.culprit_rank)].faults);
   when_noticed(summary, context, f);
   return f;

@@ -72,14 +72,18 @@ struct RankStatus {
   int shadow_collectives = 0;   ///< Join: collectives issued for it after it ran out of data
 };
 
+/// An operation's name in reports, by label; empty: op_name's.
+using OpNamer = std::function<std::string(const sim::OpLabel&)>;
+
 struct FailureContext {
   Backend backend = Backend::kNccl;
   sim::Time watchdog;
   /// The dtype of a collective's buffer, by label ("" when it has none).
   std::function<std::string(const sim::OpLabel&)> dtype_of;
+  OpNamer name_of;  ///< e.g. FSDP's units by module path
 };
 
-std::vector<MisalignedPair> misaligned_pairs(const sim::RunSummary& summary);
+std::vector<MisalignedPair> misaligned_pairs(const sim::RunSummary& summary, const OpNamer& name_of = {});
 
 /// None when every rank finished.
 std::optional<FailureReport> analyse_failure(const sim::RunSummary& summary, const std::vector<RankStatus>& ranks,

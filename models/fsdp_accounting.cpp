@@ -90,6 +90,16 @@ double fsdp_closed_form_ms(const DdpJob& job, const FsdpConfig& cfg, int world_s
 
 namespace fsdp {
 
+OpNamer fsdp_namer(const FsdpPlan& plan) {
+  std::vector<std::string> modules;
+  for (const FsdpUnit& u : plan.units) modules.push_back(u.root ? "<root>" : u.module);
+  return [modules = std::move(modules)](const sim::OpLabel& label) {
+    std::string name = fsdp_op_name(label);
+    if (name.find(" unit ") != std::string::npos && label.index < modules.size()) name += " (" + modules[label.index] + ")";
+    return name;
+  };
+}
+
 Progress::Progress(int ranks_simulated, int iterations, int workers)
     : ranks(static_cast<std::size_t>(ranks_simulated)),
       by_worker(static_cast<std::size_t>(workers), Tally{std::vector<sim::Time>(static_cast<std::size_t>(iterations)),
@@ -170,9 +180,10 @@ RunResult Accounting::result(const DdpJob& job, Progress& progress, const sim::R
   out.outcome = !summary.crashes.empty() ? Outcome::kCrash : summary.hung() ? Outcome::kHang : Outcome::kCompleted;
   for (const sim::Crash& c : summary.crashes) out.errors.push_back(RankError{c.rank, c.at.ms(), c.message});
   out.blocked = summary.blocked;
-  out.misalignments = misaligned_pairs(summary);
-  out.failure = analyse_failure(summary, progress.ranks,
-                                FailureContext{job.backend, job.watchdog_timeout, [](const sim::OpLabel&) { return std::string(); }});
+  out.misalignments = misaligned_pairs(summary, name_of_);
+  out.failure = analyse_failure(
+      summary, progress.ranks,
+      FailureContext{job.backend, job.watchdog_timeout, [](const sim::OpLabel&) { return std::string(); }, name_of_});
   for (const RankStatus& s : progress.ranks) {
     out.iterations_run.push_back(s.iterations_run);
     out.shadow_collectives.push_back(s.shadow_collectives);

@@ -314,7 +314,7 @@ class FsdpEvaluation final : public Evaluation {
       : job_(job),
         cfg_(cfg),
         plan_(plan_fsdp(job, cfg, world_size, job.cluster ? job.cluster->gpus_per_node : world_size)),
-        accounting_(simulated, job.warmup_iterations, cfg.gradient_accumulation),
+        accounting_(simulated, job.warmup_iterations, cfg.gradient_accumulation, fsdp_namer(plan_)),
         simulated_(simulated),
         world_size_(world_size) {}
 

@@ -29,10 +29,14 @@ struct Progress {
 };
 
 // Per-rank sums over the measured iterations.
+/// FSDP's operation names with the unit's module: "all_gather unit 7 (transformer.h.7)".
+OpNamer fsdp_namer(const FsdpPlan& plan);
+
 class Accounting final : public sim::Observer {
  public:
-  Accounting(int ranks, int warmup, int accumulation)
-      : warmup_(warmup), accumulation_(accumulation), ranks_(static_cast<std::size_t>(ranks)) {}
+  /// `name_of` names operations in failure reports (fsdp_namer).
+  Accounting(int ranks, int warmup, int accumulation, OpNamer name_of)
+      : warmup_(warmup), accumulation_(accumulation), ranks_(static_cast<std::size_t>(ranks)), name_of_(std::move(name_of)) {}
   void on_op(const sim::OpRecord& r) override;
   RunResult result(const DdpJob& job, Progress& progress, const sim::RunSummary& summary, int simulated,
                    int world_size) const;
@@ -51,6 +55,7 @@ class Accounting final : public sim::Observer {
   int warmup_;
   int accumulation_;
   std::vector<Rank> ranks_;
+  OpNamer name_of_;
 };
 
 }  // namespace ddpsim::models::fsdp
