@@ -28,10 +28,10 @@ struct Progress {
   void gather();
 };
 
-// Per-rank sums over the measured iterations.
 /// FSDP's operation names with the unit's module: "all_gather unit 7 (transformer.h.7)".
 OpNamer fsdp_namer(const FsdpPlan& plan);
 
+// Per-rank sums over the measured iterations.
 class Accounting final : public sim::Observer {
  public:
   /// `name_of` names operations in failure reports (fsdp_namer).
