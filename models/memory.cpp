@@ -80,13 +80,10 @@ class FsdpTimeline {
     Point best{0, 0, {"optimizer", ""}};
     const int n = static_cast<int>(order_.size());
     auto consider = [&](const Point& p) {
-      if (p.transient + p.activations > best.transient + best.activations) best = p;
+      if (p.total() > best.total()) best = p;
     };
-    for (int k = 0; k < n; ++k) consider(forward_point(k));
-    for (int k = n - 1; k >= 0; --k) {
-      consider(backward_point(k, false));
-      if (cfg_.backward_prefetch == BackwardPrefetch::kBackwardPost) consider(backward_point(k, true));
-    }
+    for (int k = 0; k < n; ++k) consider(forward_at(k));
+    for (int k = n - 1; k >= 0; --k) consider(backward_at(k));
     return best;
   }
 
