@@ -107,7 +107,10 @@ RankLog read_log(const Json& j) {
     out.sizes.gradient_bytes = integer<std::int64_t>(s.at("gradient_bytes"), "gradient_bytes");
     out.sizes.bucket_bytes = integers(s.at("bucket_bytes"), "bucket_bytes");
     out.sizes.dataset_size = integer<std::int64_t>(s.at("dataset_size"), "dataset_size");
+    if (s.contains("unit_bytes")) out.sizes.unit_bytes = integers(s.at("unit_bytes"), "unit_bytes");
   }
+  read_if(j, "parallelism", out.parallelism);
+  if (j.contains("peak_memory_bytes")) out.peak_memory_bytes = integer<std::int64_t>(j.at("peak_memory_bytes"), "peak_memory_bytes");
   if (j.contains("layers")) {
     for (const Json& l : j.at("layers")) {
       out.layers.push_back({l.at("name").get<std::string>(), l.at("params").get<std::vector<std::string>>()});
@@ -217,6 +220,9 @@ std::string to_json(const RankLog& log) {
                 {"gradient_bytes", log.sizes.gradient_bytes},
                 {"bucket_bytes", log.sizes.bucket_bytes},
                 {"dataset_size", log.sizes.dataset_size}};
+  if (!log.sizes.unit_bytes.empty()) j["sizes"]["unit_bytes"] = log.sizes.unit_bytes;
+  if (log.parallelism != "ddp") j["parallelism"] = log.parallelism;
+  if (log.peak_memory_bytes >= 0) j["peak_memory_bytes"] = log.peak_memory_bytes;
   if (!log.layers.empty()) {  // written only where a step has per-layer times
     Ordered layers = Ordered::array();
     for (const MeasuredLayer& l : log.layers) layers.push_back({{"name", l.name}, {"params", l.params}});

@@ -70,8 +70,13 @@ struct RankLog {
   struct Sizes {
     std::string widths;
     std::int64_t parameters = 0, gradient_bytes = 0, dataset_size = 0;
-    std::vector<std::int64_t> bucket_bytes;
+    std::vector<std::int64_t> bucket_bytes;  ///< DDP's buckets (empty under FSDP)
+    std::vector<std::int64_t> unit_bytes;    ///< FSDP's units, padded flat parameters (absent under DDP)
   } sizes;
+  /// "ddp" (also when absent), "full_shard" or "shard_grad_op".
+  std::string parallelism = "ddp";
+  /// FSDP: the most bytes of tensors the rank held at once (-1, or absent: not counted).
+  std::int64_t peak_memory_bytes = -1;
   std::vector<MeasuredLayer> layers;  ///< with per-layer times only (CPU runs); absent before they were written
   /// The order DDP saw gradients become ready, as parameter names (ddpsim_torch measure:
   /// the Reducer's prev_iteration_grad_ready_order_indices); empty when not recorded.

@@ -79,12 +79,13 @@ std::vector<std::pair<std::int64_t, fs::path>> list_checkpoints(const std::strin
 }  // namespace
 
 std::string encode_checkpoint(const TrainState& s) {
-  const nlohmann::ordered_json header = {
+  nlohmann::ordered_json header = {
       {"version", kVersion},           {"step", s.step},
       {"epoch", s.epoch},              {"steps_in_epoch", s.steps_in_epoch},
       {"elastic_epoch", s.elastic_epoch}, {"world_size", s.world_size},
       {"seed", s.seed},                {"parameters", s.parameters.size()},
       {"momentum", s.momentum.size()}, {"epoch_consumed", s.epoch_consumed}};
+  if (!s.shards.empty()) header["shards"] = s.shards;
   const std::string text = header.dump();
   std::string out(kMagic);
   const std::uint64_t length = text.size();
@@ -127,6 +128,7 @@ TrainState decode_checkpoint(std::string_view bytes, const std::string& path) {
     s.world_size = h.at("world_size").get<int>();
     s.seed = h.at("seed").get<std::uint64_t>();
     s.epoch_consumed = h.at("epoch_consumed").get<std::vector<std::int64_t>>();
+    if (h.contains("shards")) s.shards = h.at("shards").get<std::vector<std::string>>();
     body.remove_prefix(length);
     s.parameters = take_floats(body, h.at("parameters").get<std::size_t>(), path);
     s.momentum = take_floats(body, h.at("momentum").get<std::size_t>(), path);
@@ -137,16 +139,21 @@ TrainState decode_checkpoint(std::string_view bytes, const std::string& path) {
   return s;
 }
 
+void write_atomically(const std::string& path, std::string_view bytes) {
+  const std::string tmp = path + ".tmp";
+  write_durably(tmp, bytes);
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw CheckpointError(fmt::format("cannot rename {} to {}: {}", tmp, path, ec.message()));
+  sync_directory(fs::path(path).parent_path().string());
+}
+
 std::string write_checkpoint(const std::string& dir, const TrainState& state, int keep) {
   if (keep < 1) throw std::invalid_argument("keep at least one checkpoint");
   fs::create_directories(dir);
   const std::string path = (fs::path(dir) / fmt::format("ckpt-{:08}.bin", state.step)).string();
-  const std::string tmp = path + ".tmp";
-  write_durably(tmp, encode_checkpoint(state));
+  write_atomically(path, encode_checkpoint(state));
   std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw CheckpointError(fmt::format("cannot rename {} to {}: {}", tmp, path, ec.message()));
-  sync_directory(dir);
   const auto all = list_checkpoints(dir);
   for (std::size_t i = static_cast<std::size_t>(keep); i < all.size(); ++i) fs::remove(all[i].second, ec);
   return path;

@@ -28,6 +28,9 @@ struct TrainState {
   /// `id` is synthetic_example(seed, id), so (seed, epoch) is the RNG state.
   std::uint64_t seed = 0;
   std::vector<std::int64_t> epoch_consumed;  ///< example IDs consumed so far in the epoch, all ranks
+  /// An FSDP manifest's: the SHA-256 (hex) of each rank's shard file, rank 0
+  /// first (fsdp_checkpoint.hpp); empty in every other file.
+  std::vector<std::string> shards;
 };
 
 class CheckpointError : public std::runtime_error {
@@ -38,6 +41,9 @@ class CheckpointError : public std::runtime_error {
 std::string encode_checkpoint(const TrainState& state);
 /// Throws CheckpointError naming `path` and what is wrong (size, magic, checksum, header).
 TrainState decode_checkpoint(std::string_view bytes, const std::string& path);
+
+/// Writes `bytes` to `path` atomically: a temporary file, fsync, rename, fsync of the directory.
+void write_atomically(const std::string& path, std::string_view bytes);
 
 /// Writes dir/ckpt-<step>.bin atomically and deletes all but the newest `keep`. Returns the path.
 std::string write_checkpoint(const std::string& dir, const TrainState& state, int keep);

@@ -35,11 +35,12 @@ Mlp::Mlp(MlpShape shape, std::uint64_t seed) {
     for (std::size_t i = 0; i < out; ++i) params_.push_back(static_cast<float>(sim::draw_uniform(rng, -bound, bound)));
   }
   grads_.assign(params_.size(), 0.0f);
+  total_ = params_.size();
 }
 
 std::size_t Mlp::numel(int tensor) const {
   const auto t = static_cast<std::size_t>(tensor);
-  return (t + 1 < offsets_.size() ? offsets_[t + 1] : params_.size()) - offsets_[t];
+  return (t + 1 < offsets_.size() ? offsets_[t + 1] : total_) - offsets_[t];
 }
 
 namespace {
@@ -72,47 +73,54 @@ models::ModelSpec mlp_spec(const MlpShape& shape) {
 
 models::ModelSpec Mlp::spec() const { return spec_of_widths(widths_); }
 
-float Mlp::forward(const Matrix& x, const Matrix& y) {
-  const int layers = static_cast<int>(widths_.size()) - 1;
+float Mlp::forward(const Matrix& x, const Matrix& y, const LayerAccess& access) {
+  const int n = layers();
   if (x.cols() != widths_.front() || y.cols() != widths_.back() || x.rows() != y.rows()) {
     throw std::invalid_argument("batch shape does not match the model");
   }
   inputs_.clear();
-  layer_forward_ms_.assign(static_cast<std::size_t>(layers), 0.0);
+  layer_forward_ms_.assign(static_cast<std::size_t>(n), 0.0);
   Matrix a = x;
-  for (int l = 0; l < layers; ++l) {
+  for (int l = 0; l < n; ++l) {
+    if (access.before) access.before(l);
     const auto t0 = std::chrono::steady_clock::now();
+    const float* p = layer_parameters(l, access);
     inputs_.push_back(a);
-    Matrix z = a * weight(l, params_).transpose();
-    z.rowwise() += bias(l, params_);
-    a = l + 1 < layers ? Matrix(z.array().tanh()) : z;
+    Matrix z = a * weight(l, p).transpose();
+    z.rowwise() += bias(l, p);
+    a = l + 1 < n ? Matrix(z.array().tanh()) : z;
     layer_forward_ms_[static_cast<std::size_t>(l)] = elapsed_ms(t0);
+    if (access.after) access.after(l);
   }
   diff_ = a - y;
   const auto count = static_cast<float>(diff_.size());
   return count > 0 ? diff_.squaredNorm() / count : 0.0f;
 }
 
-void Mlp::backward(const std::function<void(int)>& on_ready) {
-  const int layers = static_cast<int>(widths_.size()) - 1;
-  if (inputs_.size() != static_cast<std::size_t>(layers)) throw std::logic_error("backward without forward");
+void Mlp::backward(const std::function<void(int)>& on_ready, const LayerAccess& access) {
+  const int n = layers();
+  if (inputs_.size() != static_cast<std::size_t>(n)) throw std::logic_error("backward without forward");
   const auto count = static_cast<float>(diff_.size());
   // An empty batch contributes a zero gradient (its rows are zero).
   Matrix delta = count > 0 ? Matrix((2.0f / count) * diff_) : diff_;
-  layer_backward_ms_.assign(static_cast<std::size_t>(layers), 0.0);
-  for (int l = layers - 1; l >= 0; --l) {
+  layer_backward_ms_.assign(static_cast<std::size_t>(n), 0.0);
+  for (int l = n - 1; l >= 0; --l) {
+    if (access.before) access.before(l);
     const auto t0 = std::chrono::steady_clock::now();
     const auto u = static_cast<std::size_t>(l);
-    bias(l, grads_) = delta.colwise().sum();
+    float* g = layer_gradients(l, access);
+    bias(l, g) = delta.colwise().sum();
     if (on_ready) on_ready(2 * l + 1);
-    weight(l, grads_) = delta.transpose() * inputs_[u];
+    weight(l, g) = delta.transpose() * inputs_[u];
     if (on_ready) on_ready(2 * l);
     if (l > 0) {
       const Matrix& h = inputs_[u];  // tanh output of layer l - 1
-      delta = ((delta * weight(l, params_)).array() * (1.0f - h.array().square())).matrix();
+      delta = ((delta * weight(l, layer_parameters(l, access))).array() * (1.0f - h.array().square())).matrix();
     }
+    inputs_[u] = Matrix();  // its saved input is freed once the layer's backward ran, as autograd frees it
     // Includes the on_ready callbacks (copying into buckets, launching all-reduces), as DDP's hooks do.
     layer_backward_ms_[u] = elapsed_ms(t0);
+    if (access.after) access.after(l);
   }
   inputs_.clear();
 }
@@ -123,14 +131,47 @@ float Mlp::forward_backward(const Matrix& x, const Matrix& y, const std::functio
   return loss;
 }
 
-Eigen::Map<Mlp::Matrix> Mlp::weight(int l, std::vector<float>& store) const {
-  const auto u = static_cast<std::size_t>(l);
-  return {store.data() + offsets_[2 * u], widths_[u + 1], widths_[u]};
+std::size_t Mlp::activation_bytes() const {
+  std::size_t floats = static_cast<std::size_t>(diff_.size());
+  for (const Matrix& m : inputs_) floats += static_cast<std::size_t>(m.size());
+  return floats * sizeof(float);
 }
 
-Eigen::Map<Eigen::RowVectorXf> Mlp::bias(int l, std::vector<float>& store) const {
+void Mlp::release_storage() {
+  std::vector<float>().swap(params_);
+  std::vector<float>().swap(grads_);
+}
+
+const float* Mlp::layer_parameters(int l, const LayerAccess& access) const {
+  if (access.parameters) return access.parameters(l);
+  if (params_.empty()) throw std::logic_error("the model's storage was released: a pass needs LayerAccess::parameters");
+  return params_.data() + layer_offset(l);
+}
+
+float* Mlp::layer_gradients(int l, const LayerAccess& access) {
+  if (access.gradients) return access.gradients(l);
+  if (grads_.empty()) throw std::logic_error("the model's storage was released: a pass needs LayerAccess::gradients");
+  return grads_.data() + layer_offset(l);
+}
+
+Eigen::Map<const Mlp::Matrix> Mlp::weight(int l, const float* base) const {
   const auto u = static_cast<std::size_t>(l);
-  return {store.data() + offsets_[2 * u + 1], widths_[u + 1]};
+  return {base, widths_[u + 1], widths_[u]};
+}
+
+Eigen::Map<const Eigen::RowVectorXf> Mlp::bias(int l, const float* base) const {
+  const auto u = static_cast<std::size_t>(l);
+  return {base + numel(2 * l), widths_[u + 1]};
+}
+
+Eigen::Map<Mlp::Matrix> Mlp::weight(int l, float* base) const {
+  const auto u = static_cast<std::size_t>(l);
+  return {base, widths_[u + 1], widths_[u]};
+}
+
+Eigen::Map<Eigen::RowVectorXf> Mlp::bias(int l, float* base) const {
+  const auto u = static_cast<std::size_t>(l);
+  return {base + numel(2 * l), widths_[u + 1]};
 }
 
 void SgdMomentum::step(std::vector<float>& params, const std::vector<float>& grads) {

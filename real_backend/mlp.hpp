@@ -26,6 +26,17 @@ struct MlpShape {
 /// building one (no parameter initialisation): what the reducer needs.
 models::ModelSpec mlp_spec(const MlpShape& shape);
 
+/// Where a pass reads each layer's parameters and writes its gradients, and
+/// what runs around each layer's compute: FSDP's hooks (fsdp_program.cpp).
+/// Layer l's parameters are its weight then its bias, Mlp::layer_numel(l)
+/// floats; an empty function means the model's own flat arrays.
+struct LayerAccess {
+  std::function<const float*(int)> parameters;
+  std::function<float*(int)> gradients;
+  std::function<void(int)> before;  ///< before layer l's forward, or its backward (not timed)
+  std::function<void(int)> after;   ///< after layer l's forward, or its backward (not timed)
+};
+
 class Mlp {
  public:
   using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -35,14 +46,14 @@ class Mlp {
 
   /// Parameters (registration order) and gradient-ready order, for the reducer.
   models::ModelSpec spec() const;
-  std::size_t parameter_count() const { return params_.size(); }
+  std::size_t parameter_count() const { return total_; }
 
   /// Forward of the mean-squared error over the batch (rows of x and y; zero
   /// rows allowed: loss 0, and a zero gradient from the backward). Returns the loss.
-  float forward(const Matrix& x, const Matrix& y);
+  float forward(const Matrix& x, const Matrix& y, const LayerAccess& access = {});
   /// Backward of the last forward. Overwrites the gradients; calls
   /// `on_ready(tensor)` as each parameter tensor's gradient is complete, in ready order.
-  void backward(const std::function<void(int)>& on_ready = {});
+  void backward(const std::function<void(int)>& on_ready = {}, const LayerAccess& access = {});
   /// forward() then backward().
   float forward_backward(const Matrix& x, const Matrix& y, const std::function<void(int)>& on_ready = {});
 
@@ -56,18 +67,35 @@ class Mlp {
   /// Offset and element count of parameter tensor i in the flat arrays.
   std::size_t offset(int tensor) const { return offsets_[static_cast<std::size_t>(tensor)]; }
   std::size_t numel(int tensor) const;
+  int layers() const { return static_cast<int>(widths_.size()) - 1; }
+  /// Layer l's weight and bias, contiguous in the flat arrays: offset and elements.
+  std::size_t layer_offset(int layer) const { return offset(2 * layer); }
+  std::size_t layer_numel(int layer) const { return numel(2 * layer) + numel(2 * layer + 1); }
+  /// Frees the model's own parameter and gradient arrays (FSDP keeps them
+  /// sharded elsewhere); from then on a pass needs both LayerAccess functions.
+  /// parameters() is left empty; offsets and numels stay.
+  void release_storage();
+  /// Bytes the last forward keeps for backward (each layer's input and the
+  /// output's difference): the activations.
+  std::size_t activation_bytes() const;
 
  private:
   std::vector<int> widths_;  // input, hidden..., output
   std::vector<float> params_;
   std::vector<float> grads_;
+  std::size_t total_ = 0;             // parameter count (params_ may be released)
   std::vector<std::size_t> offsets_;  // per tensor: weight of layer l is 2l, bias 2l + 1
   std::vector<Matrix> inputs_;        // forward -> backward: each layer's input
   Matrix diff_;                       // forward -> backward: output - target
   std::vector<double> layer_forward_ms_, layer_backward_ms_;
 
-  Eigen::Map<Matrix> weight(int layer, std::vector<float>& store) const;
-  Eigen::Map<Eigen::RowVectorXf> bias(int layer, std::vector<float>& store) const;
+  // Layer l's weight and bias in the floats at `base` (the layer's start).
+  Eigen::Map<const Matrix> weight(int layer, const float* base) const;
+  Eigen::Map<const Eigen::RowVectorXf> bias(int layer, const float* base) const;
+  Eigen::Map<Matrix> weight(int layer, float* base) const;
+  Eigen::Map<Eigen::RowVectorXf> bias(int layer, float* base) const;
+  const float* layer_parameters(int layer, const LayerAccess& access) const;
+  float* layer_gradients(int layer, const LayerAccess& access);
 };
 
 /// SGD with momentum, as torch.optim.SGD(momentum=mu): v = mu v + g; p -= lr v.

@@ -286,28 +286,42 @@ void MpiTransport::broadcast(void* data, std::size_t bytes, int root) {
                            {CollectiveLabel::Kind::kBroadcast, -1, -1}, true}));
 }
 
-void MpiTransport::sweep_collective(sim::CollectiveKind kind, float* data, std::size_t n) {
-  const int count = checked_count(n), part = count / impl_->world;
-  MPI_Comm comm = impl_->train_comm;
-  std::function<void(MPI_Request*)> start;
+namespace {
+
+// The non-blocking MPI call of a collective of `kind` on `n` floats at `data`, in place.
+std::function<void(MPI_Request*)> start_of(sim::CollectiveKind kind, float* data, std::size_t n, int world, MPI_Comm comm) {
+  const int count = checked_count(n), part = count / world;
+  if ((kind == sim::CollectiveKind::kAllGather || kind == sim::CollectiveKind::kReduceScatter) && count % world != 0) {
+    throw std::invalid_argument(fmt::format("{} floats do not split over {} ranks", count, world));
+  }
   switch (kind) {
     case sim::CollectiveKind::kAllGather:
-      start = [=](MPI_Request* r) {
+      return [=](MPI_Request* r) {
         DDPSIM_MPI_CHECK(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, part, MPI_FLOAT, comm, r));
       };
-      break;
     case sim::CollectiveKind::kReduceScatter:
-      start = [=](MPI_Request* r) {
+      return [=](MPI_Request* r) {
         DDPSIM_MPI_CHECK(MPI_Ireduce_scatter_block(MPI_IN_PLACE, data, part, MPI_FLOAT, MPI_SUM, comm, r));
       };
-      break;
     case sim::CollectiveKind::kBroadcast:
-      start = [=](MPI_Request* r) { DDPSIM_MPI_CHECK(MPI_Ibcast(data, count, MPI_FLOAT, 0, comm, r)); };
-      break;
+      return [=](MPI_Request* r) { DDPSIM_MPI_CHECK(MPI_Ibcast(data, count, MPI_FLOAT, 0, comm, r)); };
     default:
       throw std::invalid_argument("a sweep runs all_gather, reduce_scatter or broadcast here");
   }
-  impl_->wait(impl_->post({0, start, {CollectiveLabel::Kind::kSweep, -1, -1}, true}));
+}
+
+}  // namespace
+
+void MpiTransport::sweep_collective(sim::CollectiveKind kind, float* data, std::size_t n) {
+  impl_->wait(impl_->post({0, start_of(kind, data, n, impl_->world, impl_->train_comm), {CollectiveLabel::Kind::kSweep, -1, -1}, true}));
+}
+
+std::uint64_t MpiTransport::all_gather_async(float* data, std::size_t n, CollectiveLabel label) {
+  return impl_->post({0, start_of(sim::CollectiveKind::kAllGather, data, n, impl_->world, impl_->train_comm), label, true});
+}
+
+std::uint64_t MpiTransport::reduce_scatter_async(float* data, std::size_t n, CollectiveLabel label) {
+  return impl_->post({0, start_of(sim::CollectiveKind::kReduceScatter, data, n, impl_->world, impl_->train_comm), label, true});
 }
 
 void MpiTransport::barrier() {

@@ -180,7 +180,9 @@ void write_rank_json(const std::string& prefix, const ddpsim::real::Transport& t
   log.device = device;
   log.transport = t.name();
   log.sizes = {widths, static_cast<std::int64_t>(r.parameters.size()),
-               static_cast<std::int64_t>(r.parameters.size() * sizeof(float)), o.dataset_size, r.bucket_bytes};
+               static_cast<std::int64_t>(r.parameters.size() * sizeof(float)), o.dataset_size, r.bucket_bytes, r.unit_bytes};
+  log.parallelism = ddpsim::real::parallelism_name(o.parallelism);
+  log.peak_memory_bytes = r.peak_memory_bytes;
   if (!r.steps.empty() && !r.steps.front().layer_forward_ms.empty()) {
     // The layers whose times the steps give, named as the model names its parameters ("layers.0.weight").
     for (const auto& p : ddpsim::real::mlp_spec(o.shape).parameters) {
@@ -251,6 +253,7 @@ int main(int argc, char** argv) {
   TrainerOptions o;
   std::string widths = "8,64,64,1", params_out, json_prefix, device = "cpu";
   std::vector<std::string> faults;
+  std::string strategy = "ddp", sharding = "full";
   bool no_shuffle = false;
   double timeout_s = 600;
   CLI::App* train = app.add_subcommand("train", "Train; run one process per rank under mpirun (or srun)");
@@ -265,6 +268,10 @@ int main(int argc, char** argv) {
   train->add_option("--bucket-cap-mb", o.bucket_cap_mb, "Default 25")->check(CLI::PositiveNumber);
   train->add_option("--first-bucket-mb", o.first_bucket_mb, "Default 1")->check(CLI::PositiveNumber);
   train->add_flag("--no-shuffle", no_shuffle, "DistributedSampler(shuffle=False)");
+  train->add_option("--strategy", strategy, "ddp (default) or fsdp (each layer a unit, sharded over the ranks; CPU only)")
+      ->check(CLI::IsMember({"ddp", "fsdp"}));
+  train->add_option("--sharding", sharding, "Under --strategy fsdp: full (FULL_SHARD, default) or grad-op (SHARD_GRAD_OP)")
+      ->check(CLI::IsMember({"full", "grad-op"}));
   train->add_option("--device", device, "cpu (MPI transport) or gpu (NCCL transport; needs a CUDA build)")
       ->check(CLI::IsMember({"cpu", "gpu"}));
   train->add_option("--fault", faults, "skip-backward:rank=R,iter=I or kill:rank=R,step=S (repeatable)");
@@ -317,6 +324,17 @@ int main(int argc, char** argv) {
     o.shape.input = w.front();
     o.shape.output = w.back();
     o.shape.hidden.assign(w.begin() + 1, w.end() - 1);
+    if (strategy == "fsdp") {
+      o.parallelism = sharding == "grad-op" ? ddpsim::real::Parallelism::kShardGradOp : ddpsim::real::Parallelism::kFullShard;
+      if (device == "gpu") throw std::invalid_argument("--strategy fsdp runs on --device cpu only (no NCCL all_gather/reduce_scatter path yet)");
+      if (!o.faults.empty() && std::any_of(o.faults.begin(), o.faults.end(), [](const auto& f) {
+            return f.kind == ddpsim::real::Fault::Kind::kSkipBackward;
+          })) {
+        throw std::invalid_argument("--fault skip-backward is DDP's; under --strategy fsdp use kill:rank=R,step=S");
+      }
+    } else if (train->count("--sharding") > 0) {
+      throw std::invalid_argument("--sharding needs --strategy fsdp");
+    }
     if ((o.resume || o.checkpoint_every > 0) && o.checkpoint_dir.empty()) {
       throw std::invalid_argument("--resume and --checkpoint-every need --checkpoint-dir");
     }
@@ -349,17 +367,28 @@ int main(int argc, char** argv) {
     const int rank = transport.rank();
     if (*sweep) return allreduce_sweep_cmd(transport, device, sweep_op, min_bytes, max_bytes, sweep_iters, sweep_json);
     o.log = [](const std::string& m) { fmt::print("{}\n", m); std::fflush(stdout); };
-    const auto config = ddpsim::real::replica_config(o, transport.world_size());
-    auto replica = device == "gpu" ? ddpsim::real::make_gpu_replica(config) : ddpsim::real::make_cpu_replica(config);
-    const auto result = ddpsim::real::train(transport, *replica, o);
+    std::unique_ptr<ddpsim::real::Replica> replica;
+    std::unique_ptr<ddpsim::real::Program> program;
+    if (o.parallelism == ddpsim::real::Parallelism::kDdp) {
+      const auto config = ddpsim::real::replica_config(o, transport.world_size());
+      replica = device == "gpu" ? ddpsim::real::make_gpu_replica(config) : ddpsim::real::make_cpu_replica(config);
+      program = ddpsim::real::make_ddp_program(*replica, o, transport.world_size());
+    } else {
+      program = ddpsim::real::make_fsdp_program(o, transport.world_size());
+    }
+    const auto result = ddpsim::real::train(transport, *program, o);
     if (rank == 0 && !params_out.empty()) {
       std::ofstream out(params_out, std::ios::binary);
       out.write(reinterpret_cast<const char*>(result.parameters.data()),
                 static_cast<std::streamsize>(result.parameters.size() * sizeof(float)));
     }
-    if (!json_prefix.empty()) write_rank_json(json_prefix, transport, replica->device(), o, widths, result);
+    if (!json_prefix.empty()) write_rank_json(json_prefix, transport, program->device(), o, widths, result);
     transport.barrier();
-    if (rank == 0) fmt::print("trained {} steps on {} rank(s) ({})\n", result.steps.size(), transport.world_size(), transport.name());
+    if (rank == 0) {
+      fmt::print("trained {} steps on {} rank(s) ({}, {})\n", result.steps.size(), transport.world_size(), transport.name(),
+                 ddpsim::real::parallelism_name(o.parallelism));
+    }
+    if (result.peak_memory_bytes >= 0) fmt::print("rank {}: peak memory {} bytes\n", rank, result.peak_memory_bytes);
   } catch (const std::exception& e) {
     fmt::print(stderr, "ddpsim-real: error: {}\n", e.what());
     return 1;

@@ -80,14 +80,6 @@ bool has_fault(const TrainerOptions& o, Fault::Kind kind, int rank, std::int64_t
                      [&](const Fault& f) { return f.kind == kind && f.rank == rank && f.iteration == iteration; });
 }
 
-// Rank 0's bytes to every rank: the length first, then the bytes.
-void broadcast_bytes(Transport& t, std::string& bytes) {
-  std::uint64_t size = bytes.size();
-  t.broadcast(&size, sizeof size, 0);
-  bytes.resize(size);
-  if (size > 0) t.broadcast(bytes.data(), size, 0);
-}
-
 void log(const TrainerOptions& o, int rank, const std::string& message) {
   if (rank == 0 && o.log) o.log(message);
 }
@@ -114,38 +106,19 @@ void synthetic_example(std::uint64_t seed, std::int64_t id, int input, int outpu
   for (int o = 0; o < output; ++o) y[o] = static_cast<float>(std::tanh(s + 0.1 * o));
 }
 
-ReplicaConfig replica_config(const TrainerOptions& o, int world_size) {
-  models::DdpConfig ddp;
-  ddp.bucket_cap_bytes = models::bucket_bytes(o.bucket_cap_mb);
-  ddp.first_bucket_bytes = models::bucket_bytes(o.first_bucket_mb);
-  return {o.shape, o.seed, *models::rebuilt_buckets(mlp_spec(o.shape), ddp), world_size, o.lr, o.momentum};
+std::string parallelism_name(Parallelism p) {
+  switch (p) {
+    case Parallelism::kDdp:
+      return "ddp";
+    case Parallelism::kFullShard:
+      return "full_shard";
+    case Parallelism::kShardGradOp:
+      return "shard_grad_op";
+  }
+  return "ddp";
 }
 
 namespace {
-
-// Rank 0's newest valid checkpoint, broadcast to every rank: where to resume
-// (the start, if there is none).
-Position resume_position(Transport& t, Replica& model, const TrainerOptions& o, TrainResult& out) {
-  const int rank = t.rank(), world = t.world_size();
-  std::string blob;
-  if (rank == 0) {
-    const LoadedCheckpoint loaded = load_newest_valid(o.checkpoint_dir);
-    for (const std::string& m : loaded.messages) log(o, rank, m);
-    if (loaded.state) blob = encode_checkpoint(*loaded.state);
-  }
-  broadcast_bytes(t, blob);
-  if (blob.empty()) return Position{0, 0, 0, false, world, {}};
-  TrainState s = decode_checkpoint(blob, "the checkpoint broadcast by rank 0");
-  if (s.seed != o.seed) throw std::runtime_error(fmt::format("checkpoint seed {} differs from --seed {}", s.seed, o.seed));
-  model.set_state(s.parameters, s.momentum);
-  out.resumed_from_step = s.step;
-  if (s.world_size != world) {
-    log(o, rank, fmt::format("elastic resume: written by {} rank(s), resuming on {}; the rest of epoch {} is "
-                             "spread over the new ranks",
-                             s.world_size, world, s.epoch));
-  }
-  return Position{s.step, s.epoch, s.steps_in_epoch, s.elastic_epoch, s.world_size, std::move(s.epoch_consumed)};
-}
 
 // Batch `b` of this rank's partition `mine` into x and y; its IDs appended to `ids`.
 void load_batch(const TrainerOptions& o, const std::vector<std::int64_t>& mine, int b, StepTiming& timing,
@@ -163,39 +136,9 @@ void load_batch(const TrainerOptions& o, const std::vector<std::int64_t>& mine, 
   }
 }
 
-// Backward with each bucket's all-reduce launched as it becomes ready, the
-// waits for them, then the optimizer step; timed into `timing`.
-void synced_backward(Transport& t, Replica& model, StepTiming& timing) {
-  std::vector<std::uint64_t> tickets;
-  double first_launch = -1;
-  const double backward_start = steady_ms();
-  model.backward([&](int bucket, float* data, std::size_t n) {
-    if (first_launch < 0) first_launch = steady_ms();
-    tickets.push_back(t.all_reduce_async(data, n, {Label::Kind::kBucketAllReduce, timing.iteration, bucket}));
-  });
-  const double backward_end = steady_ms();
-  timing.backward_end_clock_ms = backward_end;
-  double last_done = backward_end;
-  for (std::size_t bucket = 0; bucket < tickets.size(); ++bucket) {
-    const CollectiveTimes c = t.wait(tickets[bucket]);
-    model.unpack(static_cast<int>(bucket));
-    timing.collective_ms += c.finished_ms - c.started_ms;
-    last_done = std::max(last_done, c.finished_ms);
-  }
-  const double t3 = steady_ms();
-  timing.backward_compute_ms = backward_end - backward_start;
-  timing.backward_comm_ms = first_launch < 0 ? 0 : last_done - first_launch;
-  timing.backward_overlap_ms = first_launch < 0 ? 0 : backward_end - first_launch;
-  timing.exposed_comm_ms = t3 - backward_end;
-  model.optimizer_step();
-  timing.optimizer_ms = steady_ms() - t3;
-  timing.compute_ms = timing.forward_compute_ms + timing.backward_compute_ms + timing.optimizer_ms;
-  timing.layer_backward_ms = model.layer_backward_ms();
-}
-
 // One training step: data, forward, backward (or the fault's skip), all-reduces, optimizer.
 // x and y: the batch's buffers, reused from step to step.
-StepTiming train_step(Transport& t, Replica& model, const TrainerOptions& o, const std::vector<std::int64_t>& mine, int b,
+StepTiming train_step(Transport& t, Program& program, const TrainerOptions& o, const std::vector<std::int64_t>& mine, int b,
                       std::int64_t step, int epoch, std::vector<float>& x, std::vector<float>& y, TrainResult& out) {
   const int rank = t.rank();
   StepTiming timing;
@@ -205,10 +148,8 @@ StepTiming train_step(Transport& t, Replica& model, const TrainerOptions& o, con
   load_batch(o, mine, b, timing, x, y, out.epochs.back().ids);
   const double t1 = steady_ms();
   timing.data_ms = t1 - t0;
-  model.forward(x.data(), y.data(), timing.examples);
-  const double t2 = steady_ms();
-  timing.forward_compute_ms = t2 - t1;
-  timing.layer_forward_ms = model.layer_forward_ms();
+  program.forward(t, x.data(), y.data(), timing.examples, timing);
+  timing.forward_compute_ms = steady_ms() - t1;
   bool skip = has_fault(o, Fault::Kind::kSkipBackward, rank, step);
   if (o.symmetric_skip) skip = t.all_reduce_scalar(skip ? 1.0f : 0.0f, {Label::Kind::kSkipVote, timing.iteration, -1}) > 0;
   timing.skipped = skip;
@@ -216,20 +157,19 @@ StepTiming train_step(Transport& t, Replica& model, const TrainerOptions& o, con
     log(o, rank, fmt::format("iteration {}: backward skipped{}", step, o.symmetric_skip ? " by every rank (vote)" : ""));
     timing.compute_ms = timing.forward_compute_ms;
   } else {
-    synced_backward(t, model, timing);
+    program.backward_and_step(t, timing);
   }
   timing.step_ms = steady_ms() - t0;
   return timing;
 }
 
-// Rank 0 after step `step` (batch `b` of `plan`): the full state, when a checkpoint is due.
-void checkpoint_if_due(const TrainerOptions& o, Replica& model, const EpochPlan& plan, int epoch, int b,
-                       std::int64_t step, int rank, int world) {
-  if (rank != 0 || o.checkpoint_dir.empty() || o.checkpoint_every <= 0 || step % o.checkpoint_every != 0) return;
+// After step `step` (batch `b` of `plan`), on every rank: the program's checkpoint, when one is due.
+void checkpoint_if_due(Transport& t, Program& program, const TrainerOptions& o, const EpochPlan& plan, int epoch, int b,
+                       std::int64_t step) {
+  if (o.checkpoint_dir.empty() || o.checkpoint_every <= 0 || step % o.checkpoint_every != 0) return;
   TrainState s;
-  model.get_state(s.parameters, s.momentum);
   s.step = step;
-  s.world_size = world;
+  s.world_size = t.world_size();
   s.seed = o.seed;
   if (b + 1 == plan.steps) {
     s.epoch = epoch + 1;  // the epoch is done: the next starts from its beginning
@@ -239,20 +179,32 @@ void checkpoint_if_due(const TrainerOptions& o, Replica& model, const EpochPlan&
     s.elastic_epoch = plan.elastic;
     s.epoch_consumed = plan.consumed_after(b + 1, o.batch_size);
   }
-  log(o, rank, fmt::format("step {}: checkpoint {}", step, write_checkpoint(o.checkpoint_dir, s, o.keep_checkpoints)));
+  const std::string message = program.checkpoint(t, s, o);
+  log(o, t.rank(), fmt::format("step {}: checkpoint {}", step, message));
+}
+
+// Where the newest valid checkpoint says training stands (the start, if there is none).
+Position resume_position(Transport& t, Program& program, const TrainerOptions& o, TrainResult& out) {
+  const int world = t.world_size();
+  const std::optional<TrainState> s = program.resume(t, o);
+  if (!s) return Position{0, 0, 0, false, world, {}};
+  if (s->seed != o.seed) throw std::runtime_error(fmt::format("checkpoint seed {} differs from --seed {}", s->seed, o.seed));
+  out.resumed_from_step = s->step;
+  if (s->world_size != world) {
+    log(o, t.rank(), fmt::format("elastic resume: written by {} rank(s), resuming on {}; the rest of epoch {} is "
+                                 "spread over the new ranks",
+                                 s->world_size, world, s->epoch));
+  }
+  return Position{s->step, s->epoch, s->steps_in_epoch, s->elastic_epoch, s->world_size, s->epoch_consumed};
 }
 
 }  // namespace
 
-TrainResult train(Transport& t, Replica& model, const TrainerOptions& o) {
+TrainResult train(Transport& t, Program& program, const TrainerOptions& o) {
   const int rank = t.rank(), world = t.world_size();
   TrainResult out;
-  for (const auto& b : replica_config(o, world).buckets) out.bucket_bytes.push_back(b.bytes);
-  std::vector<float> params, momentum;
-  model.get_state(params, momentum);
-  t.broadcast(params.data(), params.size() * sizeof(float), 0);  // rank 0's parameters, as DDP's constructor
-  model.set_state(params, momentum);
-  Position at = o.resume ? resume_position(t, model, o, out) : Position{0, 0, 0, false, world, {}};
+  program.start(t);
+  Position at = o.resume ? resume_position(t, program, o, out) : Position{0, 0, 0, false, world, {}};
   std::vector<float> x, y;
   std::int64_t step = at.step;
   bool stop = false;
@@ -270,14 +222,15 @@ TrainResult train(Transport& t, Replica& model, const TrainerOptions& o) {
         std::fflush(stderr);
         std::raise(SIGKILL);
       }
-      out.steps.push_back(train_step(t, model, o, mine, b, step, epoch, x, y, out));
+      out.steps.push_back(train_step(t, program, o, mine, b, step, epoch, x, y, out));
       ++step;
-      checkpoint_if_due(o, model, plan, epoch, b, step, rank, world);
+      checkpoint_if_due(t, program, o, plan, epoch, b, step);
     }
     at = Position{step, epoch + 1, 0, false, world, {}};
   }
   t.barrier();  // on its own communicator: never paired with a training collective
-  model.get_state(out.parameters, momentum);
+  out.parameters = program.parameters(t);
+  program.describe(out);
   return out;
 }
 

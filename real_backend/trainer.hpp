@@ -1,17 +1,26 @@
 #pragma once
-// The real data-parallel training loop: each rank holds a full replica,
-// trains on its DistributedSampler partition of a synthetic dataset, averages
-// gradients bucket by bucket as they become ready (overlapping backward) and
-// takes an SGD-with-momentum step. Rank 0 checkpoints the complete state
-// every K steps; a relaunch resumes from the newest valid checkpoint, on the
-// same or a different number of ranks (the simulator's elastic rule,
+// The real data-parallel training loop: each rank trains on its
+// DistributedSampler partition of a synthetic dataset and takes an
+// SGD-with-momentum step, under one of two programs:
+// - DDP (ddp_program.cpp): a full replica per rank; gradients averaged bucket
+//   by bucket as they become ready, overlapping backward; rank 0 checkpoints
+//   the complete state.
+// - FSDP (fsdp_program.cpp): each layer a unit whose parameters, gradients
+//   and optimizer state are sharded over the ranks; all-gathers before its
+//   forward and backward, a reduce-scatter of its gradient; every rank
+//   checkpoints its shard, rank 0 a manifest.
+// Checkpoints every K steps; a relaunch resumes from the newest valid one,
+// on the same or a different number of ranks (the simulator's elastic rule,
 // models::resume_epoch). Faults reproduce the seed's hang.
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "real_backend/checkpoint.hpp"
 #include "real_backend/mlp.hpp"
 #include "real_backend/replica.hpp"
 #include "real_backend/transport.hpp"
@@ -30,7 +39,13 @@ struct Fault {
 /// Parses the --fault syntax; throws std::invalid_argument saying what was expected.
 Fault parse_fault(const std::string& text);
 
+/// The training program: DDP, or FSDP with FULL_SHARD or SHARD_GRAD_OP.
+enum class Parallelism { kDdp, kFullShard, kShardGradOp };
+/// "ddp", "full_shard", "shard_grad_op": the names the rank logs carry.
+std::string parallelism_name(Parallelism p);
+
 struct TrainerOptions {
+  Parallelism parallelism = Parallelism::kDdp;
   MlpShape shape{8, {64, 64}, 1};
   std::int64_t dataset_size = 128;
   int batch_size = 8;          ///< per rank
@@ -85,9 +100,41 @@ struct TrainResult {
   std::vector<float> parameters;
   std::vector<StepTiming> steps;
   std::vector<EpochIds> epochs;
-  std::vector<std::int64_t> bucket_bytes;
-  std::int64_t resumed_from_step = -1;  ///< -1: started from scratch
+  std::vector<std::int64_t> bucket_bytes;  ///< DDP's buckets
+  std::vector<std::int64_t> unit_bytes;    ///< FSDP's units: padded flat parameters, bytes
+  std::int64_t resumed_from_step = -1;     ///< -1: started from scratch
+  std::int64_t peak_memory_bytes = -1;     ///< FSDP: the most tensor bytes held at once (-1: not counted)
 };
+
+/// A training program as the loop drives it, on every rank.
+class Program {
+ public:
+  virtual ~Program() = default;
+  /// "cpu" or the GPU's name.
+  virtual std::string device() const = 0;
+  /// Before the first step: every rank starts from the same parameters.
+  virtual void start(Transport& t) = 0;
+  /// Forward of `rows` examples (host, row-major; 0 allowed); fills
+  /// forward_compute_ms and layer_forward_ms of `timing`.
+  virtual void forward(Transport& t, const float* x, const float* y, int rows, StepTiming& timing) = 0;
+  /// Backward, the gradient reductions and the optimizer step; fills the rest of `timing`.
+  virtual void backward_and_step(Transport& t, StepTiming& timing) = 0;
+  /// Called on every rank when a checkpoint is due: `position` (no tensors)
+  /// and the program's state. Returns what rank 0 logs.
+  virtual std::string checkpoint(Transport& t, const TrainState& position, const TrainerOptions& o) = 0;
+  /// Loads the newest valid checkpoint of o.checkpoint_dir into the program
+  /// on every rank (resharding it under FSDP); its position, or none.
+  virtual std::optional<TrainState> resume(Transport& t, const TrainerOptions& o) = 0;
+  /// The full parameters in registration order, on every rank (FSDP gathers them).
+  virtual std::vector<float> parameters(Transport& t) = 0;
+  /// What the result reports of the program: buckets or units, peak memory.
+  virtual void describe(TrainResult& out) const = 0;
+};
+
+/// DDP over `replica` (which must outlive the program).
+std::unique_ptr<Program> make_ddp_program(Replica& replica, const TrainerOptions& options, int world_size);
+/// FSDP on the CPU: each of the MLP's layers a unit, sharded over `world_size` ranks.
+std::unique_ptr<Program> make_fsdp_program(const TrainerOptions& options, int world_size);
 
 /// The synthetic dataset: example `id` is a fixed function of (seed, id).
 void synthetic_example(std::uint64_t seed, std::int64_t id, int input, int output, float* x, float* y);
@@ -95,7 +142,7 @@ void synthetic_example(std::uint64_t seed, std::int64_t id, int input, int outpu
 /// The replica's configuration for these options (buckets from the simulator's reducer).
 ReplicaConfig replica_config(const TrainerOptions& options, int world_size);
 
-TrainResult train(Transport& transport, Replica& replica, const TrainerOptions& options);
+TrainResult train(Transport& transport, Program& program, const TrainerOptions& options);
 
 /// One row of an all-reduce sweep; algbw = bytes / time, busbw = algbw * 2(W-1)/W (nccl-tests).
 struct SweepRow {

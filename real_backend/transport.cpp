@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <stdexcept>
 
 namespace ddpsim::real {
 
@@ -18,8 +19,27 @@ std::string describe(const CollectiveLabel& l) {
       return "barrier";
     case CollectiveLabel::Kind::kSweep:
       return fmt::format("collective {} of a sweep", l.iteration);
+    case CollectiveLabel::Kind::kAllGather:
+      return fmt::format("all_gather of unit {}, iteration {}", l.bucket, l.iteration);
+    case CollectiveLabel::Kind::kReduceScatter:
+      return fmt::format("reduce_scatter of unit {}, iteration {}", l.bucket, l.iteration);
   }
   return "collective";
+}
+
+std::uint64_t Transport::all_gather_async(float*, std::size_t, CollectiveLabel) {
+  throw std::logic_error(fmt::format("the {} transport has no all_gather for FSDP", name()));
+}
+
+std::uint64_t Transport::reduce_scatter_async(float*, std::size_t, CollectiveLabel) {
+  throw std::logic_error(fmt::format("the {} transport has no reduce_scatter for FSDP", name()));
+}
+
+void broadcast_bytes(Transport& t, std::string& bytes) {
+  std::uint64_t size = bytes.size();
+  t.broadcast(&size, sizeof size, 0);
+  bytes.resize(size);
+  if (size > 0) t.broadcast(bytes.data(), size, 0);
 }
 
 double steady_ms() {

@@ -14,10 +14,10 @@ namespace ddpsim::real {
 
 /// What a collective is for, so a watchdog can say which one hangs.
 struct CollectiveLabel {
-  enum class Kind : int { kBucketAllReduce, kSkipVote, kBroadcast, kBarrier, kSweep };
+  enum class Kind : int { kBucketAllReduce, kSkipVote, kBroadcast, kBarrier, kSweep, kAllGather, kReduceScatter };
   Kind kind = Kind::kBucketAllReduce;
   int iteration = -1;  ///< training step, -1 outside the loop
-  int bucket = -1;     ///< for bucket all-reduces
+  int bucket = -1;     ///< for bucket all-reduces; the FSDP unit for all-gathers and reduce-scatters
   bool operator==(const CollectiveLabel&) const = default;
 };
 /// "all_reduce of bucket 0 (iteration 9)", "broadcast", ...
@@ -43,6 +43,14 @@ class Transport {
   /// in this order (their sequence number), as NCCL and MPI match them.
   virtual std::uint64_t all_reduce_async(float* data, std::size_t n, CollectiveLabel label) = 0;
   virtual CollectiveTimes wait(std::uint64_t ticket) = 0;
+  /// FSDP's collectives, asynchronous and numbered as all_reduce_async, on
+  /// `n` floats at `data` (n a multiple of the world size, S = n / W):
+  /// all_gather_async gathers every rank's S floats, this rank's at
+  /// data + rank * S, in place; reduce_scatter_async sums the n floats across
+  /// ranks and leaves this rank's S of the sum at data[0, S). The base class
+  /// throws std::logic_error: a transport without them (NCCL's, today).
+  virtual std::uint64_t all_gather_async(float* data, std::size_t n, CollectiveLabel label);
+  virtual std::uint64_t reduce_scatter_async(float* data, std::size_t n, CollectiveLabel label);
   /// Sums one host float across all ranks (a training collective), blocking.
   virtual float all_reduce_scalar(float value, CollectiveLabel label) = 0;
   /// Broadcasts `bytes` bytes of host memory from `root`.
@@ -57,6 +65,9 @@ class Transport {
   /// can never be paired with a training collective.
   virtual void barrier() = 0;
 };
+
+/// Rank 0's `bytes` to every rank (its length first, then the bytes).
+void broadcast_bytes(Transport& t, std::string& bytes);
 
 /// Milliseconds on the steady clock (the clock CollectiveTimes use).
 double steady_ms();
