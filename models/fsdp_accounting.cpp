@@ -36,6 +36,10 @@ FsdpPlan plan_fsdp(const DdpJob& job, const FsdpConfig& cfg, int world_size, int
   for (std::size_t u = 0; u < plan.units.size(); ++u) {
     const FsdpUnit& unit = plan.units[u];
     for (int p : unit.params) unit_of[static_cast<std::size_t>(p)] = static_cast<int>(u);
+    if (unit.params.empty()) {  // a root whose parameters its children took: no FlatParameter, no collective
+      plan.unit_plans.push_back({});
+      continue;
+    }
     const std::int64_t e_param = element_size(model.parameters[static_cast<std::size_t>(unit.params.front())].dtype);
     const std::int64_t e_compute = cfg.param_dtype ? element_size(*cfg.param_dtype) : e_param;
     const std::int64_t e_reduce = cfg.reduce_dtype ? element_size(*cfg.reduce_dtype) : e_compute;

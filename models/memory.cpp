@@ -229,6 +229,7 @@ FsdpBytes fsdp_bytes(const ModelSpec& model, const std::vector<FsdpUnit>& units,
   out.bytes.resize(units.size());
   for (std::size_t u = 0; u < units.size(); ++u) {
     const FsdpUnit& unit = units[u];
+    if (unit.params.empty()) continue;  // a root whose parameters its children took: no FlatParameter, no bytes
     const DType own = model.parameters[static_cast<std::size_t>(unit.params.front())].dtype;
     const std::int64_t e_param = element_size(own);
     const std::int64_t e_compute = cfg.param_dtype ? element_size(*cfg.param_dtype) : e_param;

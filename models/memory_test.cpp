@@ -82,6 +82,18 @@ TEST_CASE("FULL_SHARD on 4 ranks, by hand") {
   }
 }
 
+TEST_CASE("a root whose parameters its units took holds nothing (ddpsim-real's MLP, a unit per layer)") {
+  models::ModelSpec m;
+  m.parameters = {Tensor{"blocks.0.w", {1000}}, Tensor{"blocks.1.w", {2000}}};
+  m.activations = {100, 200};
+  const auto e = fsdp(m, blocks(ShardingStrategy::kFullShard), 4);
+  CHECK(e.parameters == (250 + 500) * 4);
+  CHECK(e.gradients == (250 + 500) * 4);
+  // blocks.1's backward: itself, blocks.0 prefetched, its gradient and the shard it reduces to.
+  CHECK(e.unsharded == 8000 + 4000 + 8000 + 2000);
+  CHECK(e.peak_at.unit == "blocks.1");
+}
+
 TEST_CASE("SHARD_GRAD_OP keeps every unit gathered from its forward to its backward") {
   const auto full = fsdp(three_units(), blocks(ShardingStrategy::kFullShard), 4);
   const auto grad_op = fsdp(three_units(), blocks(ShardingStrategy::kShardGradOp), 4);
