@@ -45,7 +45,8 @@ Activations activations_of(const ModelSpec& model, const std::vector<int>& param
 // What one unit holds, per rank, in bytes.
 struct UnitBytes {
   std::int64_t gathered = 0;     // the all-gathered flat parameter while it is unsharded
-  std::int64_t grad = 0;         // its unsharded gradient, the reduce-dtype copy and the shard it reduces to
+  std::int64_t grad = 0;         // its unsharded gradient, while the unit computes it
+  std::int64_t reducing = 0;     // after the unit is freed: that gradient, its reduce-dtype copy, the shard it reduces to
   std::int64_t activations = 0;  // what its forward keeps for backward
   std::int64_t recompute = 0;    // its largest checkpointed module's, live while it runs
   std::int64_t kept_grad = 0;    // no_sync: its unsharded gradient, kept from micro-step to micro-step
@@ -68,10 +69,9 @@ class FsdpTimeline {
   // forward, each unit's backward, the optimizer (none).
   int unit_at(int k) const { return order_[static_cast<std::size_t>(k)]; }
   Point forward_at(int k) const { return forward_point(k); }
-  // BACKWARD_POST's larger moment.
+  // The larger of a unit's two backward moments.
   Point backward_at(int k) const {
     const Point p = backward_point(k, false);
-    if (cfg_.backward_prefetch != BackwardPrefetch::kBackwardPost) return p;
     const Point q = backward_point(k, true);
     return q.total() > p.total() ? q : p;
   }
@@ -104,20 +104,25 @@ class FsdpTimeline {
     return {sum(live) + kept_grads(n), activations_upto(k) + recompute(k), {"forward", unit_name(k)}};
   }
 
-  // Unit order_[k] computing its gradients (after_free: BACKWARD_POST's
-  // moment after it freed its parameters and prefetched the next unit,
-  // its gradient still being reduced). BACKWARD_PRE has gathered the next
-  // unit in backward (order_[k - 1]) before this one computes.
+  // Unit order_[k] in backward, at one of two moments:
+  // - computing its gradient: itself unsharded and its unsharded gradient;
+  // - after_free: the post-backward hook has freed its parameters (the
+  //   root's too; _reshard comes first in _post_backward_hook), then casts the
+  //   gradient to reduce_dtype and reduce-scatters it into a new shard.
+  // BACKWARD_PRE has gathered the next unit in backward (order_[k - 1])
+  // before this one computes; BACKWARD_POST gathers it after the free.
   Point backward_point(int k, bool after_free) const {
     std::vector<bool> live = base(k);
     if (sharded_ && !reshards()) {
       for (int j = 0; j < k; ++j) mark(live, j);
     }
     const auto self = static_cast<std::size_t>(order_[static_cast<std::size_t>(k)]);
-    if (after_free) live[self] = units_[self].root;
-    const bool prefetch = after_free || cfg_.backward_prefetch == BackwardPrefetch::kBackwardPre;
+    if (after_free && sharded_) live[self] = false;  // the root too: _should_free_in_backward does not exempt it
+    const bool prefetch = cfg_.backward_prefetch == BackwardPrefetch::kBackwardPre ||
+                          (after_free && cfg_.backward_prefetch == BackwardPrefetch::kBackwardPost);
     if (prefetch && k > 0) mark(live, k - 1);
-    return {sum(live) + bytes_[self].grad + kept_grads(k), activations_upto(k) + recompute(k), {"backward", unit_name(k)}};
+    const std::int64_t grad = after_free ? bytes_[self].reducing : bytes_[self].grad;
+    return {sum(live) + grad + kept_grads(k), activations_upto(k) + recompute(k), {"backward", unit_name(k)}};
   }
 
   bool reshards() const { return reshards_after_forward(cfg_.sharding); }
@@ -242,11 +247,13 @@ FsdpBytes fsdp_bytes(const ModelSpec& model, const std::vector<FsdpUnit>& units,
     UnitBytes& b = out.bytes[u];
     if (out.sharded) {
       b.gathered = padded * e_compute;
-      b.grad = padded * e_compute + (e_reduce != e_compute ? padded * e_reduce : 0) + shard * e_reduce;
+      b.grad = padded * e_compute;
+      b.reducing = b.grad + (e_reduce != e_compute ? padded * e_reduce : 0) + shard * e_reduce;
       b.kept_grad = padded * e_compute;
     } else if (cfg.param_dtype) {
       b.gathered = padded * e_compute;  // the low-precision copy compute runs on
       b.grad = padded * e_compute;
+      b.reducing = b.grad;
     }
     const Activations a = activations_of(model, unit.params);
     b.activations = a.kept;

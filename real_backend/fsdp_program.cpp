@@ -11,12 +11,17 @@
 // - Backward, last unit first: the unit is all-gathered again where it was
 //   freed, and the next unit's all-gather issued before the compute
 //   (BACKWARD_PRE). After the unit's backward it is freed, and its gradient
-//   (padded, divided by W) is reduce-scattered.
-// - The optimizer waits for every reduce-scatter, then steps on the shards.
+//   (padded, divided by W) is reduce-scattered into a shard-sized output.
+// - The optimizer waits for every reduce-scatter (each output then goes to
+//   the sharded gradient, the unsharded gradient and the output are freed),
+//   then steps on the shards.
+// On one rank it is NO_SHARD, as PyTorch switches: compute reads and writes
+// the shards, which are the whole units; no copy, no collective.
 // The memory counter adds every buffer's bytes when it is allocated and
-// takes them off when it is freed (the shards, the unsharded units, the
-// unsharded gradients) plus the activations the model holds, sampled at each
-// unit's start and end: the tensors torch.cuda.max_memory_allocated counts.
+// takes them off when it is freed (the shards of parameters, gradients and
+// momentum; the unsharded units; the unsharded gradients and reduce-scatter
+// outputs) plus the activations the model holds, sampled at each unit's
+// start and end: the tensors torch.cuda.max_memory_allocated counts.
 
 #include <fmt/format.h>
 
@@ -38,6 +43,7 @@ class FsdpProgram final : public Program {
         input_(o.shape.input),
         output_(o.shape.output),
         full_shard_(o.parallelism == Parallelism::kFullShard),
+        sharded_(world > 1),
         world_(world),
         lr_(o.lr),
         momentum_(o.momentum) {
@@ -46,6 +52,7 @@ class FsdpProgram final : public Program {
     gathered_.resize(n);
     gather_ticket_.resize(n);
     grad_full_.resize(n);
+    grad_out_.resize(n);
     reduce_ticket_.resize(n);
     std::size_t at = 0;
     for (const UnitLayout& u : units_) {
@@ -71,7 +78,7 @@ class FsdpProgram final : public Program {
     step_collective_ms_ = 0;
     const int n = model_.layers();
     LayerAccess access;
-    access.parameters = [&](int l) -> const float* { return gathered_[static_cast<std::size_t>(l)].data(); };
+    access.parameters = [&](int l) { return unit_parameters(l); };
     access.before = [&](int l) {
       issue_gather_if_freed(t, l);
       if (l + 1 < n) issue_gather_if_freed(t, l + 1);
@@ -91,7 +98,7 @@ class FsdpProgram final : public Program {
   void backward_and_step(Transport& t, StepTiming& timing) override {
     first_launch_ = -1;
     LayerAccess access;
-    access.parameters = [&](int l) -> const float* { return gathered_[static_cast<std::size_t>(l)].data(); };
+    access.parameters = [&](int l) { return unit_parameters(l); };
     access.gradients = [&](int l) { return allocate_gradient(l); };
     access.before = [&](int l) {
       issue_gather_if_freed(t, l);
@@ -185,6 +192,7 @@ class FsdpProgram final : public Program {
   Mlp model_;
   int input_, output_;
   bool full_shard_;
+  bool sharded_;  // false on one rank: NO_SHARD, as PyTorch switches (no copy, no collective)
   int world_, rank_ = 0;
   float lr_, momentum_;
   std::vector<UnitLayout> units_;
@@ -194,12 +202,17 @@ class FsdpProgram final : public Program {
   std::vector<std::vector<float>> gathered_;       // per unit: the unsharded parameters (empty: freed)
   std::vector<std::optional<std::uint64_t>> gather_ticket_;
   std::vector<std::vector<float>> grad_full_;      // per unit: the unsharded gradient until reduce-scattered
+  std::vector<std::vector<float>> grad_out_;       // per unit: the reduce-scatter's output, until accumulated
   std::vector<std::optional<std::uint64_t>> reduce_ticket_;
   Mlp::Matrix x_, y_;
   int iteration_ = 0;
   double step_collective_ms_ = 0, first_launch_ = -1;
   std::int64_t held_bytes_ = 0, peak_bytes_ = 0;
 
+  const float* unit_parameters(int l) const {
+    const auto u = static_cast<std::size_t>(l);
+    return sharded_ ? gathered_[u].data() : param_shard_.data() + shard_offset_[u];
+  }
   std::size_t padded(const UnitLayout& u) const { return shard_size(u.numel, world_) * static_cast<std::size_t>(world_); }
   std::size_t shard(int l) const { return shard_size(units_[static_cast<std::size_t>(l)].numel, world_); }
 
@@ -222,6 +235,7 @@ class FsdpProgram final : public Program {
   }
 
   void issue_gather_if_freed(Transport& t, int l) {
+    if (!sharded_) return;  // one rank: compute reads the shard, the whole unit
     auto& buffer = gathered_[static_cast<std::size_t>(l)];
     if (!buffer.empty()) return;
     const std::size_t s = shard(l);
@@ -242,12 +256,14 @@ class FsdpProgram final : public Program {
   }
 
   void free_unit(int l) {
+    if (!sharded_) return;
     auto& buffer = gathered_[static_cast<std::size_t>(l)];
     held_bytes_ -= bytes_of(buffer);
     std::vector<float>().swap(buffer);
   }
 
   float* allocate_gradient(int l) {
+    if (!sharded_) return grad_shard_.data() + shard_offset_[static_cast<std::size_t>(l)];
     auto& g = grad_full_[static_cast<std::size_t>(l)];
     g.assign(padded(units_[static_cast<std::size_t>(l)]), 0.0f);  // the padding stays zero
     hold(bytes_of(g));
@@ -255,11 +271,16 @@ class FsdpProgram final : public Program {
   }
 
   void reduce_scatter(Transport& t, int l) {
+    if (!sharded_) return;  // one rank: the gradient is computed into its shard
     auto& g = grad_full_[static_cast<std::size_t>(l)];
     const float scale = 1.0f / static_cast<float>(world_);
     for (float& v : g) v *= scale;
+    auto& out = grad_out_[static_cast<std::size_t>(l)];
+    out.assign(shard(l), 0.0f);
+    hold(bytes_of(out));
     if (first_launch_ < 0) first_launch_ = steady_ms();
-    reduce_ticket_[static_cast<std::size_t>(l)] = t.reduce_scatter_async(g.data(), g.size(), {Label::Kind::kReduceScatter, iteration_, l});
+    reduce_ticket_[static_cast<std::size_t>(l)] =
+        t.reduce_scatter_async(g.data(), g.size(), out.data(), {Label::Kind::kReduceScatter, iteration_, l});
   }
 
   // Waits for unit l's reduce-scatter, keeps its shard of the sum, frees the unsharded gradient. Returns when it finished.
@@ -270,10 +291,13 @@ class FsdpProgram final : public Program {
     ticket.reset();
     step_collective_ms_ += c.finished_ms - c.started_ms;
     auto& g = grad_full_[static_cast<std::size_t>(l)];
-    std::copy(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(shard(l)),
-              grad_shard_.begin() + static_cast<std::ptrdiff_t>(shard_offset_[static_cast<std::size_t>(l)]));
     held_bytes_ -= bytes_of(g);
     std::vector<float>().swap(g);
+    // The sharded gradient kept between steps takes the output (zero_grad(set_to_none=False)'s _saved_grad_shard).
+    auto& out = grad_out_[static_cast<std::size_t>(l)];
+    std::copy(out.begin(), out.end(), grad_shard_.begin() + static_cast<std::ptrdiff_t>(shard_offset_[static_cast<std::size_t>(l)]));
+    held_bytes_ -= bytes_of(out);
+    std::vector<float>().swap(out);
     return c.finished_ms;
   }
 };

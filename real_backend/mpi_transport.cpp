@@ -320,8 +320,15 @@ std::uint64_t MpiTransport::all_gather_async(float* data, std::size_t n, Collect
   return impl_->post({0, start_of(sim::CollectiveKind::kAllGather, data, n, impl_->world, impl_->train_comm), label, true});
 }
 
-std::uint64_t MpiTransport::reduce_scatter_async(float* data, std::size_t n, CollectiveLabel label) {
-  return impl_->post({0, start_of(sim::CollectiveKind::kReduceScatter, data, n, impl_->world, impl_->train_comm), label, true});
+std::uint64_t MpiTransport::reduce_scatter_async(const float* data, std::size_t n, float* out, CollectiveLabel label) {
+  const int count = checked_count(n), world = impl_->world, part = count / world;
+  if (count % world != 0) throw std::invalid_argument(fmt::format("{} floats do not split over {} ranks", count, world));
+  MPI_Comm comm = impl_->train_comm;
+  return impl_->post({0,
+                      [=](MPI_Request* r) {
+                        DDPSIM_MPI_CHECK(MPI_Ireduce_scatter_block(data, out, part, MPI_FLOAT, MPI_SUM, comm, r));
+                      },
+                      label, true});
 }
 
 void MpiTransport::barrier() {

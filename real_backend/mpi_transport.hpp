@@ -28,7 +28,7 @@ class MpiTransport final : public Transport {
   std::uint64_t all_reduce_async(float* data, std::size_t n, CollectiveLabel label) override;
   CollectiveTimes wait(std::uint64_t ticket) override;
   std::uint64_t all_gather_async(float* data, std::size_t n, CollectiveLabel label) override;
-  std::uint64_t reduce_scatter_async(float* data, std::size_t n, CollectiveLabel label) override;
+  std::uint64_t reduce_scatter_async(const float* data, std::size_t n, float* out, CollectiveLabel label) override;
   float all_reduce_scalar(float value, CollectiveLabel label) override;
   void broadcast(void* data, std::size_t bytes, int root) override;
   void sweep_collective(sim::CollectiveKind kind, float* data, std::size_t n) override;

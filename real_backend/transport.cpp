@@ -31,7 +31,7 @@ std::uint64_t Transport::all_gather_async(float*, std::size_t, CollectiveLabel) 
   throw std::logic_error(fmt::format("the {} transport has no all_gather for FSDP", name()));
 }
 
-std::uint64_t Transport::reduce_scatter_async(float*, std::size_t, CollectiveLabel) {
+std::uint64_t Transport::reduce_scatter_async(const float*, std::size_t, float*, CollectiveLabel) {
   throw std::logic_error(fmt::format("the {} transport has no reduce_scatter for FSDP", name()));
 }
 

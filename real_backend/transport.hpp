@@ -46,11 +46,12 @@ class Transport {
   /// FSDP's collectives, asynchronous and numbered as all_reduce_async, on
   /// `n` floats at `data` (n a multiple of the world size, S = n / W):
   /// all_gather_async gathers every rank's S floats, this rank's at
-  /// data + rank * S, in place; reduce_scatter_async sums the n floats across
-  /// ranks and leaves this rank's S of the sum at data[0, S). The base class
+  /// data + rank * S, in place; reduce_scatter_async sums the n floats at
+  /// `data` across ranks into this rank's S floats at `out` (a buffer of its
+  /// own, as reduce_scatter_tensor's output). The base class
   /// throws std::logic_error: a transport without them (NCCL's, today).
   virtual std::uint64_t all_gather_async(float* data, std::size_t n, CollectiveLabel label);
-  virtual std::uint64_t reduce_scatter_async(float* data, std::size_t n, CollectiveLabel label);
+  virtual std::uint64_t reduce_scatter_async(const float* data, std::size_t n, float* out, CollectiveLabel label);
   /// Sums one host float across all ranks (a training collective), blocking.
   virtual float all_reduce_scalar(float value, CollectiveLabel label) = 0;
   /// Broadcasts `bytes` bytes of host memory from `root`.
