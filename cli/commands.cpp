@@ -138,8 +138,13 @@ int validate_cmd(const ValidateOptions& o) {
   const std::optional<double> limit = o.max_error_pct ? o.max_error_pct : scenario.max_error_pct;
   if (limit) {
     double worst = 0;
-    for (const auto& r : rows) worst = std::max(worst, std::fabs(r.error_pct));
-    fmt::print("largest error {:.1f} %, threshold {:.1f} %: {}\n", worst, *limit, worst <= *limit ? "ok" : "FAILED");
+    for (const auto& r : rows) {
+      worst = std::max(worst, std::fabs(r.error_pct));
+      if (r.memory) worst = std::max(worst, std::fabs(r.memory->error_pct));
+    }
+    fmt::print("largest error {:.1f} % (step time{}), threshold {:.1f} %: {}\n", worst,
+               std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.memory.has_value(); }) ? " and peak memory" : "",
+               *limit, worst <= *limit ? "ok" : "FAILED");
     if (worst > *limit) return 3;
   }
   return 0;

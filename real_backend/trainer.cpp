@@ -149,7 +149,6 @@ StepTiming train_step(Transport& t, Program& program, const TrainerOptions& o, c
   const double t1 = steady_ms();
   timing.data_ms = t1 - t0;
   program.forward(t, x.data(), y.data(), timing.examples, timing);
-  timing.forward_compute_ms = steady_ms() - t1;
   bool skip = has_fault(o, Fault::Kind::kSkipBackward, rank, step);
   if (o.symmetric_skip) skip = t.all_reduce_scalar(skip ? 1.0f : 0.0f, {Label::Kind::kSkipVote, timing.iteration, -1}) > 0;
   timing.skipped = skip;

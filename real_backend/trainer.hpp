@@ -115,7 +115,8 @@ class Program {
   /// Before the first step: every rank starts from the same parameters.
   virtual void start(Transport& t) = 0;
   /// Forward of `rows` examples (host, row-major; 0 allowed); fills
-  /// forward_compute_ms and layer_forward_ms of `timing`.
+  /// forward_compute_ms (its time less any wait for communication, which
+  /// goes to exposed_comm_ms) and layer_forward_ms of `timing`.
   virtual void forward(Transport& t, const float* x, const float* y, int rows, StepTiming& timing) = 0;
   /// Backward, the gradient reductions and the optimizer step; fills the rest of `timing`.
   virtual void backward_and_step(Transport& t, StepTiming& timing) = 0;

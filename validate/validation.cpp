@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "models/baseline.hpp"
 #include "models/reducer.hpp"
 #include "scenarios/input_error.hpp"
+#include "scenarios/memory_plan.hpp"
 #include "scenarios/runner.hpp"
 #include "sim/build_info.hpp"
 
@@ -95,6 +97,10 @@ Measured read_measured(const std::string& prefix, int warmup) {
   m.device = r0.device;
   m.transport = r0.transport;
   m.ready_order = r0.gradient_ready_order;
+  m.parallelism = r0.parallelism;
+  for (const formats::RankLog& log : logs) {
+    if (log.peak_memory_bytes >= 0) m.peak_memory_bytes = std::max(m.peak_memory_bytes.value_or(0), log.peak_memory_bytes);
+  }
   std::vector<double> steps;
   StepSums sums;
   try {
@@ -194,7 +200,27 @@ std::string ready_order_report(const scenarios::Scenario& scenario, const std::v
   return out;
 }
 
+namespace {
+
+// The program name a rank log gives the scenario's program ("ddp", "full_shard", ...).
+std::string program_of(const scenarios::Scenario& s) {
+  if (s.parallelism == scenarios::Parallelism::kDdp || !s.fsdp) return "ddp";
+  std::string name(models::to_string(s.fsdp->sharding));
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return name;
+}
+
+void check_program(const scenarios::Scenario& s, const Measured& m) {
+  const std::string program = program_of(s);
+  if (m.parallelism == program) return;
+  throw InputError(s.parallelism_at.line > 0 ? s.parallelism_at : scenarios::Location{s.source, 0, 0}, "parallelism", program,
+                   fmt::format("expected the program the run measured ({} ran {})", m.prefix, m.parallelism));
+}
+
+}  // namespace
+
 std::vector<ValidationRow> compare(const scenarios::Scenario& scenario, const std::vector<Measured>& measured) {
+  for (const Measured& m : measured) check_program(scenario, m);
   // The measured world sizes, at the scenario's first bucket cap.
   scenarios::SweepAxes axes{{scenario.sweep.bucket_caps_mb.front()}, {}};
   for (const Measured& m : measured) {
@@ -248,6 +274,11 @@ std::vector<ValidationRow> compare(const scenarios::Scenario& scenario, const st
                                      [](const scenarios::SweepRow& r) { return r.run.world_size == 1; });
       if (base != sweep.rows.end() && base->run.step_ms) row.predicted_efficiency = *base->run.step_ms / row.predicted_ms;
     }
+    if (m.peak_memory_bytes) {
+      const std::int64_t predicted = scenarios::predict_memory(scenario, m.world_size).peak();
+      row.memory = ValidationRow::Memory{predicted, *m.peak_memory_bytes,
+                                         pct(static_cast<double>(predicted), static_cast<double>(*m.peak_memory_bytes))};
+    }
     rows.push_back(row);
   }
   return rows;
@@ -277,6 +308,11 @@ std::string validation_table(const std::vector<ValidationRow>& rows) {
           present::low_efficiency_flag(*r.measured_efficiency, r.exposed_comm.measured_ms, r.wait.measured_ms, r.data.measured_ms);
       if (!flag.empty()) out.back() = ' ', out += fmt::format("   measured{}\n", flag);
     }
+  }
+  for (const ValidationRow& r : rows) {
+    if (!r.memory) continue;
+    out += fmt::format("W = {}: peak memory per rank measured {} B, predicted {} B, error {:+.2f} %\n", r.measured.world_size,
+                       r.memory->measured, r.memory->predicted, r.memory->error_pct);
   }
   return out;
 }
@@ -311,6 +347,17 @@ std::string validation_markdown(const scenarios::Scenario& scenario, const std::
          "last rank's end of backward (one host's clock); measured exposed communication excludes it, as the "
          "simulator's does.\n\n"
          "![step time and efficiency](step_time.svg)\n";
+  if (std::any_of(rows.begin(), rows.end(), [](const ValidationRow& r) { return r.memory.has_value(); })) {
+    out += "\n## Peak memory per rank\n\n| W | measured (bytes) | predicted (bytes) | error |\n|---|---|---|---|\n";
+    for (const ValidationRow& r : rows) {
+      if (r.memory) {
+        out += fmt::format("| {} | {} | {} | {:+.2f} % |\n", r.measured.world_size, r.memory->measured, r.memory->predicted,
+                           r.memory->error_pct);
+      }
+    }
+    out += "\nMeasured: the largest rank's count of the tensors it held at once (ddpsim-real's FSDP); predicted: the "
+           "memory model (docs/fsdp.md#memory).\n";
+  }
   return out;
 }
 

@@ -40,6 +40,8 @@ struct Measured {
   double data_ms = 0;
   std::string host, device, transport;
   std::vector<std::string> ready_order;  ///< rank 0's gradient_ready_order, when recorded
+  std::string parallelism = "ddp";       ///< "ddp", "full_shard" or "shard_grad_op" (formats::RankLog)
+  std::optional<std::int64_t> peak_memory_bytes;  ///< the largest rank's, where the run counted it (FSDP)
 };
 /// Reads PREFIX.rank<r>.json for every rank; the first `warmup` iterations
 /// are left out. Throws scenarios::InputError naming the file.
@@ -82,10 +84,18 @@ struct ValidationRow {
   double baseline_error_pct = 0;
   Component compute, exposed_comm, wait, data;
   std::optional<double> measured_efficiency, predicted_efficiency;  ///< against W = 1, when measured
+  /// Peak memory per rank, bytes: the memory model (scenarios::predict_memory)
+  /// against what the run counted; only where it counted it.
+  struct Memory {
+    std::int64_t predicted = 0, measured = 0;
+    double error_pct = 0;
+  };
+  std::optional<Memory> memory;
 };
 
 /// Simulates `scenario` at each measured world size (its own world sizes are
-/// replaced, its first bucket cap used).
+/// replaced, its first bucket cap used). InputError at the scenario's
+/// `parallelism` when a run measured another program.
 std::vector<ValidationRow> compare(const scenarios::Scenario& scenario, const std::vector<Measured>& measured);
 
 std::string validation_table(const std::vector<ValidationRow>& rows);

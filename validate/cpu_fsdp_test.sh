@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# FSDP predicted, then measured, on CPUs: calibrate on a 1-rank run of
+# ddpsim-real and all-reduce sweeps at W = 1 and 2 (as cpu_loop_test.sh),
+# predict scenarios/real_mlp_cpu_fsdp.yaml, measure `train --strategy fsdp`
+# (FULL_SHARD) at W = 1 and 2, and compare step time and peak memory per
+# rank. Prints every error; fails past the threshold (generous for time: 2
+# shared cores).
+# Usage: cpu_fsdp_test.sh DDPSIM_REAL DDPSIM OUT_DIR [MAX_ERROR_PCT]
+set -euo pipefail
+real=$1 ddpsim=$2 out=$3 limit=${4:-100}
+root=$(cd "$(dirname "$0")/.." && pwd)
+rm -rf "$out" && mkdir -p "$out"
+model=(--widths 64,512,512,1 --dataset-size 8192 --batch-size 64 --max-steps 20)
+# 1. The cheap measurements: one rank, and the collectives.
+mpirun -np 1 "$real" train "${model[@]}" --json "$out/w1" > /dev/null
+mpirun -np 1 "$real" allreduce-sweep --max-bytes 16777216 --iters 5 --json "$out/sweep_w1.json" > /dev/null
+mpirun --oversubscribe -np 2 "$real" allreduce-sweep --max-bytes 16777216 --iters 5 --json "$out/sweep_w2.json" > /dev/null
+"$ddpsim" calibrate --measured "$out/w1.rank0.json" "$out/sweep_w1.json" "$out/sweep_w2.json" --out "$out/calibration.yaml" \
+  | grep -E "^  [a-zA-Z_]+:"
+# 2. FSDP, measured at W = 1 and 2.
+for w in 1 2; do
+  mpirun --oversubscribe -np $w "$real" train "${model[@]}" --strategy fsdp --json "$out/fsdp_w$w" > /dev/null
+done
+# 3. Compare.
+"$ddpsim" validate --scenario "$root/scenarios/real_mlp_cpu_fsdp.yaml" --calibration "$out/calibration.yaml" \
+  --measured "$out/fsdp_w1" "$out/fsdp_w2" --max-error-pct "$limit" --report "$out/report" | tee "$out/validate.log"
+grep -q "W = 2: peak memory per rank measured" "$out/validate.log" || { echo "FAILED: no memory comparison"; exit 1; }
+# Memory is counted, not timed: the model must be within 1 % of it.
+awk '/peak memory per rank measured/ { e = $(NF - 1); if (e < 0) e = -e; if (e > 1) bad = 1 }
+     END { if (bad) { print "FAILED: a peak memory error above 1 %"; exit 1 } print "peak memory within 1 %" }' "$out/validate.log"
+# 4. A run of another program is refused, located at the scenario's `parallelism`.
+set +e
+"$ddpsim" validate --scenario "$root/scenarios/real_mlp_cpu_fsdp.yaml" --measured "$out/w1" > "$out/refused.log" 2>&1
+rc=$?
+set -e
+grep "key 'parallelism'" "$out/refused.log"
+[ "$rc" -eq 2 ] || { echo "FAILED: validating a DDP run against an FSDP scenario exited $rc, not 2"; exit 1; }
