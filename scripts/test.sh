@@ -12,6 +12,10 @@ if [ -f build/validate/out/cpu_loop/validate.log ]; then
   echo "validate.cpu_loop: W = 2 predicted from W = 1 and the sweeps, against its measurement:"
   cat build/validate/out/cpu_loop/validate.log
 fi
+if [ -f build/validate/out/cpu_fsdp/validate.log ]; then
+  echo "validate.cpu_fsdp: FSDP's step time and peak memory at W = 1 and 2, predicted against measured:"
+  cat build/validate/out/cpu_fsdp/validate.log
+fi
 BUILD_TYPE=Debug scripts/build.sh build-asan -DDDPSIM_SANITIZE=ON
 ctest --test-dir build-asan --output-on-failure -j "$(nproc)"
 # Without SimGrid (-DDDPSIM_SIMGRID=OFF): everything but the SimGrid engine
