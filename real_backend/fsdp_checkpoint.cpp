@@ -90,14 +90,14 @@ void write_shard(const std::string& dir, const TrainState& shard, int rank) {
   write_atomically(shard_path(path, rank).string(), encode_checkpoint(shard));
 }
 
-std::string write_manifest(const std::string& dir, const TrainState& position, int keep) {
+std::string write_manifest(const std::string& dir, const TrainState& position, int shards, int keep) {
   if (keep < 1) throw std::invalid_argument("keep at least one checkpoint");
   const fs::path path = checkpoint_path(dir, position.step);
   TrainState manifest = position;
   manifest.parameters.clear();
   manifest.momentum.clear();
   manifest.shards.clear();
-  for (int r = 0; r < position.world_size; ++r) manifest.shards.push_back(sim::to_hex(sim::sha256(read_bytes(shard_path(path, r)))));
+  for (int r = 0; r < shards; ++r) manifest.shards.push_back(sim::to_hex(sim::sha256(read_bytes(shard_path(path, r)))));
   write_atomically((path / "manifest.bin").string(), encode_checkpoint(manifest));
   const auto all = list_sharded(dir);
   std::error_code ec;
@@ -111,11 +111,11 @@ ShardedCheckpoint read_sharded(const std::string& path) {
   const fs::path manifest_file = fs::path(path) / "manifest.bin";
   out.manifest = decode_checkpoint(read_bytes(manifest_file), manifest_file.string());
   const TrainState& m = out.manifest;
-  if (m.world_size < 1 || m.shards.size() != static_cast<std::size_t>(m.world_size)) {
+  if (m.shards.empty() || m.shards.size() > static_cast<std::size_t>(std::max(m.world_size, 0))) {
     throw CheckpointError(fmt::format("{}: names {} shard(s) for world size {}", manifest_file.string(), m.shards.size(),
                                       m.world_size));
   }
-  for (int r = 0; r < m.world_size; ++r) {
+  for (int r = 0; r < static_cast<int>(m.shards.size()); ++r) {
     const fs::path file = shard_path(path, r);
     const std::string bytes = read_bytes(file);
     const std::string digest = sim::to_hex(sim::sha256(bytes));
@@ -137,8 +137,8 @@ LoadedSharded load_newest_sharded(const std::string& dir) {
     try {
       out.checkpoint = read_sharded(path.string());
       const TrainState& m = out.checkpoint->manifest;
-      out.messages.push_back(fmt::format("resuming from {} (step {}, epoch {}, {} steps into it, {} shard(s))", path.string(),
-                                         m.step, m.epoch, m.steps_in_epoch, m.world_size));
+      out.messages.push_back(fmt::format("resuming from {} (step {}, epoch {}, {} steps into it, {} shard(s) of {} rank(s))",
+                                         path.string(), m.step, m.epoch, m.steps_in_epoch, m.shards.size(), m.world_size));
       return out;
     } catch (const CheckpointError& e) {
       out.messages.push_back(fmt::format("skipping {}; falling back to the previous checkpoint", e.what()));

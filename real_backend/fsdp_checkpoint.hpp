@@ -10,7 +10,8 @@
 //   rank<r>.bin    rank r's shards (parameters, momentum) and the position,
 //                  in checkpoint.hpp's format (magic, header, SHA-256);
 //   manifest.bin   written by rank 0 after every shard: the position, the
-//                  world size and each shard file's SHA-256, in the same format.
+//                  world size and each shard file's SHA-256 (as many as the
+//                  shard group has ranks), in the same format.
 // Every file is written atomically. A checkpoint is complete when its
 // manifest and every shard it names pass their checksums; resume takes the
 // newest complete one and reshards it to the world size it resumes on.
@@ -43,10 +44,12 @@ std::vector<float> unshard(const std::vector<std::vector<float>>& shards, const 
 
 /// Writes dir/fsdp-<step>/rank<r>.bin (`shard`: this rank's tensors and the position).
 void write_shard(const std::string& dir, const TrainState& shard, int rank);
-/// Rank 0, after every rank's write_shard: reads the shards back for their
-/// digests, writes the manifest (`position` with its world size), and deletes
-/// all but the newest `keep` checkpoints. Returns the checkpoint's directory.
-std::string write_manifest(const std::string& dir, const TrainState& position, int keep);
+/// Rank 0, after write_shard of shards 0 to `shards` - 1 (the shard group's
+/// size: W, or a node's ranks under hybrid sharding, whose replicas hold
+/// the same shards): reads them back for their digests, writes the manifest
+/// (`position`, with the run's world size), and deletes all but the newest
+/// `keep` checkpoints. Returns the checkpoint's directory.
+std::string write_manifest(const std::string& dir, const TrainState& position, int shards, int keep);
 
 struct ShardedCheckpoint {
   std::string path;           ///< dir/fsdp-<step>

@@ -37,7 +37,7 @@ std::string write_all(const fs::path& dir, std::int64_t step, int world, int kee
     shard.momentum = shard.parameters;
     ddpsim::real::write_shard(dir.string(), shard, r);
   }
-  return ddpsim::real::write_manifest(dir.string(), position, keep);
+  return ddpsim::real::write_manifest(dir.string(), position, world, keep);
 }
 
 }  // namespace

@@ -42,8 +42,7 @@ class FsdpProgram final : public Program {
       : model_(o.shape, o.seed),
         input_(o.shape.input),
         output_(o.shape.output),
-        full_shard_(o.parallelism == Parallelism::kFullShard),
-        sharded_(world > 1),
+        full_shard_(o.parallelism != Parallelism::kShardGradOp),
         world_(world),
         lr_(o.lr),
         momentum_(o.momentum) {
@@ -54,23 +53,29 @@ class FsdpProgram final : public Program {
     grad_full_.resize(n);
     grad_out_.resize(n);
     reduce_ticket_.resize(n);
-    std::size_t at = 0;
-    for (const UnitLayout& u : units_) {
-      shard_offset_.push_back(at);
-      at += shard_size(u.numel, world_);
-    }
+    replica_ticket_.resize(n);
   }
 
   std::string device() const override { return "cpu"; }
 
   // Every rank built the same parameters from the seed; rank 0's are
-  // broadcast anyway (sync_module_states), then each keeps its shards.
+  // broadcast anyway (sync_module_states), then each keeps its shards of
+  // its shard group's layout.
   void start(Transport& t) override {
     rank_ = t.rank();
+    group_ = t.shard_group_size();
+    index_ = t.shard_group_rank();
+    replicas_ = world_ / group_;
+    sharded_ = group_ > 1;
+    std::size_t at = 0;
+    for (const UnitLayout& u : units_) {
+      shard_offset_.push_back(at);
+      at += shard_size(u.numel, group_);
+    }
     std::vector<float> full = model_.parameters();
     t.broadcast(full.data(), full.size() * sizeof(float), 0);
     model_.release_storage();
-    set_shards(shard_of(full, units_, world_, rank_), std::vector<float>(shards_size(units_, world_), 0.0f));
+    set_shards(shard_of(full, units_, group_, index_), std::vector<float>(shards_size(units_, group_), 0.0f));
   }
 
   void forward(Transport& t, const float* x, const float* y, int rows, StepTiming& timing) override {
@@ -139,10 +144,10 @@ class FsdpProgram final : public Program {
     TrainState shard = position;
     shard.parameters = param_shard_;
     shard.momentum = optimizer_->velocity();
-    write_shard(o.checkpoint_dir, shard, rank_);
+    if (rank_ < group_) write_shard(o.checkpoint_dir, shard, index_);  // one replica's shards (node groups are rank blocks)
     t.barrier();  // every shard is on disk before the manifest names it
     std::string where;
-    if (rank_ == 0) where = write_manifest(o.checkpoint_dir, position, o.keep_checkpoints);
+    if (rank_ == 0) where = write_manifest(o.checkpoint_dir, position, group_, o.keep_checkpoints);
     t.barrier();
     return where;
   }
@@ -166,20 +171,20 @@ class FsdpProgram final : public Program {
       momentum.push_back(std::move(s.momentum));
     }
     const std::size_t total = model_.parameter_count();
-    set_shards(shard_of(unshard(params, units_, total), units_, world_, rank_),
-               shard_of(unshard(momentum, units_, total), units_, world_, rank_));
+    set_shards(shard_of(unshard(params, units_, total), units_, group_, index_),
+               shard_of(unshard(momentum, units_, total), units_, group_, index_));
     c.manifest.shards.clear();
     return c.manifest;
   }
 
-  // Every rank's shards gathered in one all-gather, then unsharded.
+  // The shard group's shards gathered in one all-gather, then unsharded.
   std::vector<float> parameters(Transport& t) override {
     const std::size_t s = param_shard_.size();
-    std::vector<float> all(s * static_cast<std::size_t>(world_));
-    std::copy(param_shard_.begin(), param_shard_.end(), all.begin() + static_cast<std::ptrdiff_t>(s * static_cast<std::size_t>(rank_)));
+    std::vector<float> all(s * static_cast<std::size_t>(group_));
+    std::copy(param_shard_.begin(), param_shard_.end(), all.begin() + static_cast<std::ptrdiff_t>(s * static_cast<std::size_t>(index_)));
     t.wait(t.all_gather_async(all.data(), all.size(), {Label::Kind::kAllGather, -1, -1}));
     std::vector<std::vector<float>> shards;
-    for (int r = 0; r < world_; ++r) {
+    for (int r = 0; r < group_; ++r) {
       const auto begin = all.begin() + static_cast<std::ptrdiff_t>(s * static_cast<std::size_t>(r));
       shards.emplace_back(begin, begin + static_cast<std::ptrdiff_t>(s));
     }
@@ -197,9 +202,10 @@ class FsdpProgram final : public Program {
  private:
   Mlp model_;
   int input_, output_;
-  bool full_shard_;
-  bool sharded_;  // false on one rank: NO_SHARD, as PyTorch switches (no copy, no collective)
+  bool full_shard_;     // FULL_SHARD or HYBRID_SHARD: units freed after forward
+  bool sharded_ = true;  // false in a shard group of one rank: NO_SHARD, as PyTorch switches (no copy)
   int world_, rank_ = 0;
+  int group_ = 1, index_ = 0, replicas_ = 1;  // the shard group's size, this rank's index in it, the groups
   float lr_, momentum_;
   std::vector<UnitLayout> units_;
   std::vector<std::size_t> shard_offset_;          // per unit, in the concatenated shards
@@ -210,6 +216,7 @@ class FsdpProgram final : public Program {
   std::vector<std::vector<float>> grad_full_;      // per unit: the unsharded gradient until reduce-scattered
   std::vector<std::vector<float>> grad_out_;       // per unit: the reduce-scatter's output, until accumulated
   std::vector<std::optional<std::uint64_t>> reduce_ticket_;
+  std::vector<std::optional<std::uint64_t>> replica_ticket_;  // hybrid: the shard's all-reduce across replicas
   Mlp::Matrix x_, y_;
   int iteration_ = 0;
   double step_collective_ms_ = 0, first_launch_ = -1, waited_ms_ = 0;
@@ -219,8 +226,8 @@ class FsdpProgram final : public Program {
     const auto u = static_cast<std::size_t>(l);
     return sharded_ ? gathered_[u].data() : param_shard_.data() + shard_offset_[u];
   }
-  std::size_t padded(const UnitLayout& u) const { return shard_size(u.numel, world_) * static_cast<std::size_t>(world_); }
-  std::size_t shard(int l) const { return shard_size(units_[static_cast<std::size_t>(l)].numel, world_); }
+  std::size_t padded(const UnitLayout& u) const { return shard_size(u.numel, group_) * static_cast<std::size_t>(group_); }
+  std::size_t shard(int l) const { return shard_size(units_[static_cast<std::size_t>(l)].numel, group_); }
 
   void hold(std::int64_t bytes) {
     held_bytes_ += bytes;
@@ -245,9 +252,9 @@ class FsdpProgram final : public Program {
     auto& buffer = gathered_[static_cast<std::size_t>(l)];
     if (!buffer.empty()) return;
     const std::size_t s = shard(l);
-    buffer.assign(s * static_cast<std::size_t>(world_), 0.0f);
+    buffer.assign(s * static_cast<std::size_t>(group_), 0.0f);
     const auto mine = param_shard_.begin() + static_cast<std::ptrdiff_t>(shard_offset_[static_cast<std::size_t>(l)]);
-    std::copy(mine, mine + static_cast<std::ptrdiff_t>(s), buffer.begin() + static_cast<std::ptrdiff_t>(s * static_cast<std::size_t>(rank_)));
+    std::copy(mine, mine + static_cast<std::ptrdiff_t>(s), buffer.begin() + static_cast<std::ptrdiff_t>(s * static_cast<std::size_t>(index_)));
     hold(bytes_of(buffer));
     if (first_launch_ < 0 && iteration_ >= 0) first_launch_ = steady_ms();
     gather_ticket_[static_cast<std::size_t>(l)] = t.all_gather_async(buffer.data(), buffer.size(), {Label::Kind::kAllGather, iteration_, l});
@@ -279,26 +286,45 @@ class FsdpProgram final : public Program {
     return g.data();
   }
 
+  // Unit l's gradient divided by W, reduce-scattered over the shard group
+  // into a new shard; under hybrid sharding that shard is then all-reduced
+  // across the replicas (queued behind it: the transport runs them in order).
   void reduce_scatter(Transport& t, int l) {
-    if (!sharded_) return;  // one rank: the gradient is computed into its shard
-    auto& g = grad_full_[static_cast<std::size_t>(l)];
+    const auto u = static_cast<std::size_t>(l);
     const float scale = 1.0f / static_cast<float>(world_);
-    for (float& v : g) v *= scale;
-    auto& out = grad_out_[static_cast<std::size_t>(l)];
-    out.assign(shard(l), 0.0f);
-    hold(bytes_of(out));
-    if (first_launch_ < 0) first_launch_ = steady_ms();
-    reduce_ticket_[static_cast<std::size_t>(l)] =
-        t.reduce_scatter_async(g.data(), g.size(), out.data(), {Label::Kind::kReduceScatter, iteration_, l});
+    float* reduced = grad_shard_.data() + shard_offset_[u];  // a shard group of one: computed into its shard
+    if (sharded_) {
+      auto& g = grad_full_[u];
+      for (float& v : g) v *= scale;
+      auto& out = grad_out_[u];
+      out.assign(shard(l), 0.0f);
+      hold(bytes_of(out));
+      if (first_launch_ < 0) first_launch_ = steady_ms();
+      reduce_ticket_[u] = t.reduce_scatter_async(g.data(), g.size(), out.data(), {Label::Kind::kReduceScatter, iteration_, l});
+      reduced = out.data();
+    } else if (replicas_ > 1) {
+      for (std::size_t i = 0; i < shard(l); ++i) reduced[i] *= scale;
+    }
+    if (replicas_ > 1) {
+      if (first_launch_ < 0) first_launch_ = steady_ms();
+      replica_ticket_[u] = t.all_reduce_async(reduced, shard(l), {Label::Kind::kReplicaAllReduce, iteration_, l});
+    }
   }
 
-  // Waits for unit l's reduce-scatter, keeps its shard of the sum, frees the unsharded gradient. Returns when it finished.
-  double finish_reduce_scatter(Transport& t, int l) {
-    auto& ticket = reduce_ticket_[static_cast<std::size_t>(l)];
+  double finish(Transport& t, std::optional<std::uint64_t>& ticket) {
     if (!ticket) return 0;
     const CollectiveTimes c = t.wait(*ticket);
     ticket.reset();
     step_collective_ms_ += c.finished_ms - c.started_ms;
+    return c.finished_ms;
+  }
+
+  // Waits for unit l's reduce-scatter (and replica all-reduce), keeps its
+  // shard of the sum, frees the unsharded gradient. Returns when it finished.
+  double finish_reduce_scatter(Transport& t, int l) {
+    const double scattered = finish(t, reduce_ticket_[static_cast<std::size_t>(l)]);
+    const double replicated = finish(t, replica_ticket_[static_cast<std::size_t>(l)]);
+    if (!sharded_) return std::max(scattered, replicated);
     auto& g = grad_full_[static_cast<std::size_t>(l)];
     held_bytes_ -= bytes_of(g);
     std::vector<float>().swap(g);
@@ -307,7 +333,7 @@ class FsdpProgram final : public Program {
     std::copy(out.begin(), out.end(), grad_shard_.begin() + static_cast<std::ptrdiff_t>(shard_offset_[static_cast<std::size_t>(l)]));
     held_bytes_ -= bytes_of(out);
     std::vector<float>().swap(out);
-    return c.finished_ms;
+    return std::max(scattered, replicated);
   }
 };
 

@@ -10,7 +10,9 @@
 #     bit-identical;
 #  5. resharding: the checkpoint of step 6 written by 2 ranks resumed on 4 and
 #     on 3 ranks equals DDP resumed on 4 and 3 ranks from DDP's checkpoint of
-#     step 6 (a run that had that world size from the checkpoint on), within 1e-6.
+#     step 6 (a run that had that world size from the checkpoint on), within
+#     1e-6; so does a HYBRID_SHARD checkpoint of 4 ranks as 2 nodes of 2 (two
+#     shards) resumed as FULL_SHARD on 3.
 # Usage: fsdp_resume_test.sh DDPSIM_REAL OUT_DIR [STEP]   (STEP in 5..33 reproduces a run)
 set -euo pipefail
 bin=$1 out=$2
@@ -60,3 +62,13 @@ for w in 4 3; do
   echo "resharded from 2 ranks to $w:"
   "$bin" compare "$out/ddp_w$w.bin" "$out/fsdp_w$w.bin" --rtol 1e-6
 done
+# A hybrid checkpoint: 2 shards of 4 ranks, resumed as FULL_SHARD on 3.
+mpirun --oversubscribe -np 4 "$bin" "${reshard[@]}" --strategy fsdp --sharding hybrid --ranks-per-node 2 \
+  --checkpoint-dir "$out/hybrid6" --max-steps 6 > /dev/null
+mpirun --oversubscribe -np 4 "$bin" "${reshard[@]}" --checkpoint-dir "$out/ddp6_4" --max-steps 6 > /dev/null
+mpirun --oversubscribe -np 3 "$bin" "${reshard[@]}" --strategy fsdp --checkpoint-dir "$out/hybrid6" --resume \
+  --params "$out/hybrid_w3.bin" > "$out/hybrid_w3.log"
+grep -m1 "resuming from" "$out/hybrid_w3.log"
+mpirun --oversubscribe -np 3 "$bin" "${reshard[@]}" --checkpoint-dir "$out/ddp6_4" --resume --params "$out/ddp4_w3.bin" > /dev/null
+echo "a hybrid checkpoint (2 shards of 4 ranks) resharded onto 3 ranks:"
+"$bin" compare "$out/ddp4_w3.bin" "$out/hybrid_w3.bin" --rtol 1e-6

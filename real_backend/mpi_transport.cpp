@@ -57,6 +57,9 @@ struct MpiTransport::Impl {
   int world = 1;
   double timeout_s = 0;
   MPI_Comm train_comm = MPI_COMM_NULL;  // bucket all-reduces, skip votes, broadcasts
+  MPI_Comm shard_comm = MPI_COMM_NULL;    // hybrid sharding: this rank's node (else train_comm's ranks)
+  MPI_Comm replica_comm = MPI_COMM_NULL;  // hybrid sharding: one rank of each node, this rank's index
+  int shard_size = 1, shard_rank = 0;
   MPI_Comm sync_comm = MPI_COMM_NULL;   // barriers only
   MPI_Comm ctl_comm = MPI_COMM_NULL;    // the watchdog's point-to-point messages
 
@@ -230,7 +233,39 @@ struct MpiTransport::Impl {
   }
 };
 
-MpiTransport::MpiTransport(int* argc, char*** argv, double timeout_s) : impl_(std::make_unique<Impl>()) {
+namespace {
+
+// Hybrid sharding's groups, made before the communication thread starts.
+void make_node_groups(int rank, int world, int ranks_per_node, MPI_Comm& shard, MPI_Comm& replica) {
+  if (ranks_per_node == 0) {
+    DDPSIM_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shard));
+  } else {
+    if (world % ranks_per_node != 0) {
+      throw std::invalid_argument(fmt::format("--ranks-per-node {}: {} ranks are not whole nodes", ranks_per_node, world));
+    }
+    DDPSIM_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, rank / ranks_per_node, rank, &shard));
+  }
+  int size = 0, local = 0, smallest = 0, largest = 0;
+  DDPSIM_MPI_CHECK(MPI_Comm_size(shard, &size));
+  DDPSIM_MPI_CHECK(MPI_Comm_rank(shard, &local));
+  DDPSIM_MPI_CHECK(MPI_Allreduce(&size, &smallest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+  DDPSIM_MPI_CHECK(MPI_Allreduce(&size, &largest, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+  if (smallest != largest) {
+    throw std::invalid_argument(fmt::format("hybrid sharding needs as many ranks on every node: {} to {}", smallest, largest));
+  }
+  // Node groups of consecutive ranks, so that ranks 0 to G - 1 hold one replica's shards.
+  const int consecutive = local == rank % size ? 1 : 0;
+  int all_consecutive = 0;
+  DDPSIM_MPI_CHECK(MPI_Allreduce(&consecutive, &all_consecutive, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+  if (all_consecutive == 0) {
+    throw std::invalid_argument("hybrid sharding needs each host's ranks consecutive (mpirun --map-by slot), or --ranks-per-node");
+  }
+  DDPSIM_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, local, rank, &replica));
+}
+
+}  // namespace
+
+MpiTransport::MpiTransport(int* argc, char*** argv, double timeout_s, int ranks_per_node) : impl_(std::make_unique<Impl>()) {
   int provided = 0;
   DDPSIM_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided));
   if (provided < MPI_THREAD_SERIALIZED) throw std::runtime_error("MPI does not provide MPI_THREAD_SERIALIZED");
@@ -241,6 +276,21 @@ MpiTransport::MpiTransport(int* argc, char*** argv, double timeout_s) : impl_(st
   DDPSIM_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &m.train_comm));
   DDPSIM_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &m.sync_comm));
   DDPSIM_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &m.ctl_comm));
+  if (ranks_per_node >= 0) {
+    try {
+      make_node_groups(m.rank, m.world, ranks_per_node, m.shard_comm, m.replica_comm);
+    } catch (const std::invalid_argument&) {  // every rank finds the same: all finalise and report it
+      for (MPI_Comm* c : {&m.train_comm, &m.sync_comm, &m.ctl_comm, &m.shard_comm, &m.replica_comm}) {
+        if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
+      }
+      MPI_Finalize();
+      throw;
+    }
+  } else {
+    DDPSIM_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &m.shard_comm));
+  }
+  DDPSIM_MPI_CHECK(MPI_Comm_size(m.shard_comm, &m.shard_size));
+  DDPSIM_MPI_CHECK(MPI_Comm_rank(m.shard_comm, &m.shard_rank));
   m.progress.rank = m.rank;
   m.progress.phase = RankProgress::Phase::kComputing;
   m.thread = std::thread([this] { impl_->run(); });
@@ -256,15 +306,21 @@ MpiTransport::~MpiTransport() {
   MPI_Comm_free(&impl_->train_comm);
   MPI_Comm_free(&impl_->sync_comm);
   MPI_Comm_free(&impl_->ctl_comm);
+  MPI_Comm_free(&impl_->shard_comm);
+  if (impl_->replica_comm != MPI_COMM_NULL) MPI_Comm_free(&impl_->replica_comm);
   MPI_Finalize();
 }
 
 int MpiTransport::rank() const { return impl_->rank; }
 int MpiTransport::world_size() const { return impl_->world; }
+int MpiTransport::shard_group_size() const { return impl_->shard_size; }
+int MpiTransport::shard_group_rank() const { return impl_->shard_rank; }
 
 std::uint64_t MpiTransport::all_reduce_async(float* data, std::size_t n, CollectiveLabel label) {
   const int count = checked_count(n);
-  MPI_Comm comm = impl_->train_comm;
+  const bool replica = label.kind == CollectiveLabel::Kind::kReplicaAllReduce;
+  if (replica && impl_->replica_comm == MPI_COMM_NULL) throw std::logic_error("a replica all-reduce without node groups");
+  MPI_Comm comm = replica ? impl_->replica_comm : impl_->train_comm;
   return impl_->post({0,
                       [=](MPI_Request* r) {
                         DDPSIM_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, count, MPI_FLOAT, MPI_SUM, comm, r));
@@ -317,13 +373,13 @@ void MpiTransport::sweep_collective(sim::CollectiveKind kind, float* data, std::
 }
 
 std::uint64_t MpiTransport::all_gather_async(float* data, std::size_t n, CollectiveLabel label) {
-  return impl_->post({0, start_of(sim::CollectiveKind::kAllGather, data, n, impl_->world, impl_->train_comm), label, true});
+  return impl_->post({0, start_of(sim::CollectiveKind::kAllGather, data, n, impl_->shard_size, impl_->shard_comm), label, true});
 }
 
 std::uint64_t MpiTransport::reduce_scatter_async(const float* data, std::size_t n, float* out, CollectiveLabel label) {
-  const int count = checked_count(n), world = impl_->world, part = count / world;
+  const int count = checked_count(n), world = impl_->shard_size, part = count / world;
   if (count % world != 0) throw std::invalid_argument(fmt::format("{} floats do not split over {} ranks", count, world));
-  MPI_Comm comm = impl_->train_comm;
+  MPI_Comm comm = impl_->shard_comm;
   return impl_->post({0,
                       [=](MPI_Request* r) {
                         DDPSIM_MPI_CHECK(MPI_Ireduce_scatter_block(data, out, part, MPI_FLOAT, MPI_SUM, comm, r));

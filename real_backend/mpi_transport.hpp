@@ -16,8 +16,11 @@ namespace ddpsim::real {
 class MpiTransport final : public Transport {
  public:
   /// Initialises MPI (MPI_Init_thread) and starts the communication thread.
-  /// `timeout_s` <= 0 turns the watchdog off.
-  MpiTransport(int* argc, char*** argv, double timeout_s);
+  /// `timeout_s` <= 0 turns the watchdog off. `ranks_per_node`: hybrid
+  /// sharding's node groups: -1 none, 0 the ranks sharing a host
+  /// (MPI_COMM_TYPE_SHARED), G > 0 consecutive blocks of G ranks; every node
+  /// must have as many ranks (std::invalid_argument otherwise).
+  MpiTransport(int* argc, char*** argv, double timeout_s, int ranks_per_node = -1);
   ~MpiTransport() override;  ///< drains the queue, stops the thread, finalises MPI
   MpiTransport(const MpiTransport&) = delete;
   MpiTransport& operator=(const MpiTransport&) = delete;
@@ -33,6 +36,8 @@ class MpiTransport final : public Transport {
   void broadcast(void* data, std::size_t bytes, int root) override;
   void sweep_collective(sim::CollectiveKind kind, float* data, std::size_t n) override;
   void barrier() override;
+  int shard_group_size() const override;
+  int shard_group_rank() const override;
 
  private:
   struct Impl;

@@ -254,6 +254,7 @@ int main(int argc, char** argv) {
   std::string widths = "8,64,64,1", params_out, json_prefix, device = "cpu";
   std::vector<std::string> faults;
   std::string strategy = "ddp", sharding = "full";
+  int ranks_per_node = 0;
   bool no_shuffle = false;
   double timeout_s = 600;
   CLI::App* train = app.add_subcommand("train", "Train; run one process per rank under mpirun (or srun)");
@@ -270,8 +271,13 @@ int main(int argc, char** argv) {
   train->add_flag("--no-shuffle", no_shuffle, "DistributedSampler(shuffle=False)");
   train->add_option("--strategy", strategy, "ddp (default) or fsdp (each layer a unit, sharded over the ranks; CPU only)")
       ->check(CLI::IsMember({"ddp", "fsdp"}));
-  train->add_option("--sharding", sharding, "Under --strategy fsdp: full (FULL_SHARD, default) or grad-op (SHARD_GRAD_OP)")
-      ->check(CLI::IsMember({"full", "grad-op"}));
+  train->add_option("--sharding", sharding,
+                    "Under --strategy fsdp: full (FULL_SHARD, default), grad-op (SHARD_GRAD_OP) or hybrid (HYBRID_SHARD: "
+                    "sharded within a node, replicated across nodes)")
+      ->check(CLI::IsMember({"full", "grad-op", "hybrid"}));
+  train->add_option("--ranks-per-node", ranks_per_node,
+                    "Under --sharding hybrid: a node's ranks, consecutive (default 0: the ranks sharing a host)")
+      ->check(CLI::NonNegativeNumber);
   train->add_option("--device", device, "cpu (MPI transport) or gpu (NCCL transport; needs a CUDA build)")
       ->check(CLI::IsMember({"cpu", "gpu"}));
   train->add_option("--fault", faults, "skip-backward:rank=R,iter=I or kill:rank=R,step=S (repeatable)");
@@ -325,7 +331,9 @@ int main(int argc, char** argv) {
     o.shape.output = w.back();
     o.shape.hidden.assign(w.begin() + 1, w.end() - 1);
     if (strategy == "fsdp") {
-      o.parallelism = sharding == "grad-op" ? ddpsim::real::Parallelism::kShardGradOp : ddpsim::real::Parallelism::kFullShard;
+      o.parallelism = sharding == "grad-op"  ? ddpsim::real::Parallelism::kShardGradOp
+                      : sharding == "hybrid" ? ddpsim::real::Parallelism::kHybridShard
+                                             : ddpsim::real::Parallelism::kFullShard;
       if (device == "gpu") throw std::invalid_argument("--strategy fsdp runs on --device cpu only (no NCCL all_gather/reduce_scatter path yet)");
       if (!o.faults.empty() && std::any_of(o.faults.begin(), o.faults.end(), [](const auto& f) {
             return f.kind == ddpsim::real::Fault::Kind::kSkipBackward;
@@ -334,6 +342,9 @@ int main(int argc, char** argv) {
       }
     } else if (train->count("--sharding") > 0) {
       throw std::invalid_argument("--sharding needs --strategy fsdp");
+    }
+    if (train->count("--ranks-per-node") > 0 && o.parallelism != ddpsim::real::Parallelism::kHybridShard) {
+      throw std::invalid_argument("--ranks-per-node needs --sharding hybrid");
     }
     if ((o.resume || o.checkpoint_every > 0) && o.checkpoint_dir.empty()) {
       throw std::invalid_argument("--resume and --checkpoint-every need --checkpoint-dir");
@@ -360,7 +371,15 @@ int main(int argc, char** argv) {
       fmt::print("{}\n", ddpsim::real::gpu_description());
       return 0;
     }
-    ddpsim::real::MpiTransport mpi(&argc, &argv, *train ? timeout_s : 0);
+    const bool hybrid = *train && o.parallelism == ddpsim::real::Parallelism::kHybridShard;
+    std::unique_ptr<ddpsim::real::MpiTransport> made;
+    try {
+      made = std::make_unique<ddpsim::real::MpiTransport>(&argc, &argv, *train ? timeout_s : 0, hybrid ? ranks_per_node : -1);
+    } catch (const std::invalid_argument& e) {  // node groups that do not fit the ranks launched
+      fmt::print(stderr, "ddpsim-real: error: {}\n", e.what());
+      return 2;
+    }
+    ddpsim::real::MpiTransport& mpi = *made;
     std::unique_ptr<ddpsim::real::Transport> nccl;
     if (device == "gpu") nccl = ddpsim::real::make_nccl_transport(mpi, *train ? timeout_s : 0);
     ddpsim::real::Transport& transport = nccl ? *nccl : static_cast<ddpsim::real::Transport&>(mpi);

@@ -114,6 +114,8 @@ std::string parallelism_name(Parallelism p) {
       return "full_shard";
     case Parallelism::kShardGradOp:
       return "shard_grad_op";
+    case Parallelism::kHybridShard:
+      return "hybrid_shard";
   }
   return "ddp";
 }

@@ -39,9 +39,10 @@ struct Fault {
 /// Parses the --fault syntax; throws std::invalid_argument saying what was expected.
 Fault parse_fault(const std::string& text);
 
-/// The training program: DDP, or FSDP with FULL_SHARD or SHARD_GRAD_OP.
-enum class Parallelism { kDdp, kFullShard, kShardGradOp };
-/// "ddp", "full_shard", "shard_grad_op": the names the rank logs carry.
+/// The training program: DDP, or FSDP with FULL_SHARD, SHARD_GRAD_OP or
+/// HYBRID_SHARD (sharded over the transport's node groups).
+enum class Parallelism { kDdp, kFullShard, kShardGradOp, kHybridShard };
+/// "ddp", "full_shard", "shard_grad_op", "hybrid_shard": the names the rank logs carry.
 std::string parallelism_name(Parallelism p);
 
 struct TrainerOptions {

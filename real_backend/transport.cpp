@@ -23,6 +23,8 @@ std::string describe(const CollectiveLabel& l) {
       return fmt::format("all_gather of unit {}, iteration {}", l.bucket, l.iteration);
     case CollectiveLabel::Kind::kReduceScatter:
       return fmt::format("reduce_scatter of unit {}, iteration {}", l.bucket, l.iteration);
+    case CollectiveLabel::Kind::kReplicaAllReduce:
+      return fmt::format("all_reduce of unit {}'s shard across replicas, iteration {}", l.bucket, l.iteration);
   }
   return "collective";
 }

@@ -14,7 +14,16 @@ namespace ddpsim::real {
 
 /// What a collective is for, so a watchdog can say which one hangs.
 struct CollectiveLabel {
-  enum class Kind : int { kBucketAllReduce, kSkipVote, kBroadcast, kBarrier, kSweep, kAllGather, kReduceScatter };
+  enum class Kind : int {
+    kBucketAllReduce,
+    kSkipVote,
+    kBroadcast,
+    kBarrier,
+    kSweep,
+    kAllGather,         ///< FSDP, on the shard group
+    kReduceScatter,     ///< FSDP, on the shard group
+    kReplicaAllReduce,  ///< hybrid sharding: a unit's gradient shard across the replicas
+  };
   Kind kind = Kind::kBucketAllReduce;
   int iteration = -1;  ///< training step, -1 outside the loop
   int bucket = -1;     ///< for bucket all-reduces; the FSDP unit for all-gathers and reduce-scatters
@@ -50,8 +59,16 @@ class Transport {
   /// `data` across ranks into this rank's S floats at `out` (a buffer of its
   /// own, as reduce_scatter_tensor's output). The base class
   /// throws std::logic_error: a transport without them (NCCL's, today).
+  /// Both run on the shard group: the world, or under hybrid sharding the
+  /// ranks of this rank's node. all_reduce_async with a kReplicaAllReduce
+  /// label runs on the replica group: this rank's peers of the same index
+  /// on every node.
   virtual std::uint64_t all_gather_async(float* data, std::size_t n, CollectiveLabel label);
   virtual std::uint64_t reduce_scatter_async(const float* data, std::size_t n, float* out, CollectiveLabel label);
+  /// The shard group: its size and this rank's index in it (the world and
+  /// the rank, unless the transport was made with node groups).
+  virtual int shard_group_size() const { return world_size(); }
+  virtual int shard_group_rank() const { return rank(); }
   /// Sums one host float across all ranks (a training collective), blocking.
   virtual float all_reduce_scalar(float value, CollectiveLabel label) = 0;
   /// Broadcasts `bytes` bytes of host memory from `root`.
