@@ -48,7 +48,7 @@ std::optional<models::RunResult> on_engine(const models::TrainingProgram& progra
   const std::unique_ptr<models::Evaluation> evaluation = program.evaluation(simulated, world_size, seed);
   const Pricing pricing(program, policy.timer, simulated, world_size);
   const models::CommSettings comm = program.comm();
-  const std::unique_ptr<sim::CollectiveLibrary> library = models::collective_library(comm.backend, comm.fingerprint_bytes);
+  const std::unique_ptr<sim::CollectiveLibrary> library = models::collective_library(comm.backend, comm.fingerprint_bytes, comm.reads);
   const int threads = schedule == sim::Schedule::kRankMajor ? engine_threads(policy, simulated) : 1;
   sim::Engine engine(simulated, pricing.cost(),
                      sim::EngineOptions{library.get(), comm.watchdog_timeout, schedule, threads, comm.compute_slowdown});
@@ -68,7 +68,7 @@ std::optional<models::RunResult> levelized(const models::TrainingProgram& progra
   const Pricing pricing(program, policy.timer, simulated, world_size);
   const sim::UniformProgram ops = evaluation->record();
   const models::CommSettings comm = program.comm();
-  const std::unique_ptr<sim::CollectiveLibrary> library = models::collective_library(comm.backend, comm.fingerprint_bytes);
+  const std::unique_ptr<sim::CollectiveLibrary> library = models::collective_library(comm.backend, comm.fingerprint_bytes, comm.reads);
   const models::Evaluation& ev = *evaluation;
   const sim::LevelizedOptions options{library.get(), comm.watchdog_timeout,
                                       [&ev](int rank, const sim::ProgramOp& op) { return ev.per_rank(rank, op); }};

@@ -195,6 +195,44 @@ TEST_CASE("FSDP faults: TORCH_DISTRIBUTED_DEBUG=DETAIL turns the skipped unit's 
   CHECK(r.failure->culprit_rank == 1);
 }
 
+TEST_CASE("FSDP faults: under DETAIL a unit skipped in the first iteration fails FSDP's forward-order check") {
+  // Forward order: the root (2), blocks.0 (0), blocks.1 (1). Rank 1 skips
+  // blocks.0 in iteration 0: after the root's check, rank 0 all-gathers
+  // blocks.0's index while rank 1 all-gathers blocks.1's.
+  models::DdpJob job = three_units();
+  job.faults = {{{1}, models::fault::SkipUnit{0, 0, "blocks.0"}}};
+  job.fingerprint = true;
+  const models::RunResult r = exec::evaluate(models::FsdpProgram(job, blocks(ShardingStrategy::kFullShard)), 2, 0);
+  CHECK(r.outcome == models::Outcome::kCrash);
+  REQUIRE_FALSE(r.errors.empty());
+  CHECK(r.errors[0].message ==
+        "RuntimeError: Forward order differs across ranks: rank 0 is all-gathering parameters for [blocks.0] while rank 1 "
+        "is all-gathering parameters for [blocks.1]");
+  REQUIRE(r.failure);
+  CHECK(r.failure->culprit_rank == 1);
+}
+
+TEST_CASE("DETAIL's forward-order check: two small all-gathers per unit, first iteration only") {
+  models::DdpJob job = three_units();
+  job.fingerprint = true;
+  const FsdpConfig cfg = blocks(ShardingStrategy::kFullShard);  // the program keeps a reference
+  const sim::UniformProgram p = models::FsdpProgram(job, cfg).evaluation(1, 2, 0)->record();
+  std::vector<int> units;
+  int counts = 0;
+  for (const sim::ProgramOp& op : p.ops) {
+    counts += op.label.tag == static_cast<std::uint32_t>(models::FsdpTag::kOrderCount);
+    if (op.label.tag != static_cast<std::uint32_t>(models::FsdpTag::kOrderCheck)) continue;
+    CHECK(op.label.iteration == 0);
+    CHECK(op.collective.bytes == 8);  // one int32 from each of 2 ranks
+    units.push_back(static_cast<int>(op.label.index));
+  }
+  CHECK(counts == 3);
+  CHECK(units == std::vector<int>{2, 0, 1});
+  job.fingerprint = false;
+  const sim::UniformProgram plain = models::FsdpProgram(job, cfg).evaluation(1, 2, 0)->record();
+  CHECK(plain.ops.size() + 6 == p.ops.size());
+}
+
 TEST_CASE("FSDP faults: a unit every rank skips costs nothing and hangs nothing") {
   // Iteration 1 without blocks.0 on both ranks: compute 2 + 4 ms instead of
   // 3 + 6, no all-gather or reduce-scatter for it; the measured mean over

@@ -53,7 +53,8 @@ class Gloo final : public sim::CollectiveLibrary {
 // rank calls, before any backend rewriting.
 class Fingerprinted final : public sim::CollectiveLibrary {
  public:
-  Fingerprinted(std::unique_ptr<sim::CollectiveLibrary> inner, std::int64_t bytes) : inner_(std::move(inner)), bytes_(bytes) {}
+  Fingerprinted(std::unique_ptr<sim::CollectiveLibrary> inner, std::int64_t bytes, ContentReader reads)
+      : inner_(std::move(inner)), bytes_(bytes), reads_(std::move(reads)) {}
   sim::Collective as_sent(sim::Collective c) const override { return inner_->as_sent(c); }
   std::optional<sim::Collective> check_before(int members) const override {
     return sim::Collective{sim::CollectiveKind::kAllGather, bytes_ * members};
@@ -76,11 +77,31 @@ class Fingerprinted final : public sim::CollectiveLibrary {
     }
     return inner_->on_mismatch(seq, members, issued);
   }
+  // FSDP's _ExecOrderData._check_order, first iteration: the all-gathered
+  // handle indices differ; every rank raises.
+  std::optional<sim::Verdict> on_label_mismatch(std::uint64_t seq, const std::vector<int>& members,
+                                                const std::vector<sim::OpLabel>& labels) const override {
+    if (!reads_ || labels.empty()) return inner_->on_label_mismatch(seq, members, labels);
+    const std::optional<std::string> first = reads_(labels[0]);
+    for (std::size_t p = 1; p < labels.size() && first; ++p) {
+      const std::optional<std::string> other = reads_(labels[p]);
+      if (!other || *other == *first) continue;
+      const std::string message =
+          fmt::format("RuntimeError: Forward order differs across ranks: rank {} is all-gathering parameters for {} while "
+                      "rank {} is all-gathering parameters for {}",
+                      members[0], *first, members[p], *other);
+      sim::Verdict v{sim::Verdict::kFails, {}};
+      for (int m : members) v.failures.push_back({m, message});
+      return v;
+    }
+    return inner_->on_label_mismatch(seq, members, labels);
+  }
   std::optional<std::string> peer_died(int dead) const override { return inner_->peer_died(dead); }
 
  private:
   std::unique_ptr<sim::CollectiveLibrary> inner_;
   std::int64_t bytes_;
+  ContentReader reads_;
 };
 
 }  // namespace
@@ -89,14 +110,15 @@ sim::Collective priced_as(sim::Collective c) {
   return c.kind == sim::CollectiveKind::kBarrier ? sim::Collective{sim::CollectiveKind::kAllReduce, kBarrierBytes} : c;
 }
 
-std::unique_ptr<sim::CollectiveLibrary> collective_library(Backend backend, std::int64_t fingerprint_bytes) {
+std::unique_ptr<sim::CollectiveLibrary> collective_library(Backend backend, std::int64_t fingerprint_bytes,
+                                                           ContentReader reads) {
   std::unique_ptr<sim::CollectiveLibrary> lib;
   if (backend == Backend::kGloo) {
     lib = std::make_unique<Gloo>();
   } else {
     lib = std::make_unique<Nccl>();
   }
-  if (fingerprint_bytes > 0) lib = std::make_unique<Fingerprinted>(std::move(lib), fingerprint_bytes);
+  if (fingerprint_bytes > 0) lib = std::make_unique<Fingerprinted>(std::move(lib), fingerprint_bytes, std::move(reads));
   return lib;
 }
 

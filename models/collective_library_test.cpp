@@ -191,3 +191,25 @@ TEST_CASE("TORCH_DISTRIBUTED_DEBUG=DETAIL: a fingerprint all-gather before each 
   CHECK(models::collective_library(Backend::kNccl)->on_mismatch(1, {0, 1}, {{CollectiveKind::kBarrier, 0}, {CollectiveKind::kAllReduce, 4}}).kind ==
         Verdict::kRuns);
 }
+
+TEST_CASE("DETAIL: FSDP's forward-order check fails every rank when the all-gathered units differ") {
+  const models::ContentReader reads = [](ddpsim::sim::OpLabel l) -> std::optional<std::string> {
+    if (l.tag != 7) return std::nullopt;
+    return "[unit " + std::to_string(l.index) + "]";
+  };
+  const auto debug = models::collective_library(Backend::kNccl, 64, reads);
+  // The same kind and size from every rank (c10d's fingerprint passes): it runs...
+  CHECK(debug->on_mismatch(5, {0, 1}, {{CollectiveKind::kAllGather, 8}, {CollectiveKind::kAllGather, 8}}).kind == Verdict::kRuns);
+  // ...and the check reads different units: every rank fails.
+  const std::optional<Verdict> v = debug->on_label_mismatch(5, {0, 1}, {ddpsim::sim::OpLabel{7, 0, 1}, ddpsim::sim::OpLabel{7, 0, 2}});
+  REQUIRE(v);
+  REQUIRE(v->kind == Verdict::kFails);
+  REQUIRE(v->failures.size() == 2);
+  CHECK(v->failures[1].rank == 1);
+  CHECK(v->failures[0].message ==
+        "RuntimeError: Forward order differs across ranks: rank 0 is all-gathering parameters for [unit 1] while rank 1 "
+        "is all-gathering parameters for [unit 2]");
+  // Labels the check does not read, or no DETAIL: nothing is read.
+  CHECK_FALSE(debug->on_label_mismatch(5, {0, 1}, {ddpsim::sim::OpLabel{8, 0, 1}, ddpsim::sim::OpLabel{8, 0, 2}}));
+  CHECK_FALSE(models::collective_library(Backend::kNccl)->on_label_mismatch(5, {0, 1}, {ddpsim::sim::OpLabel{7, 0, 1}, ddpsim::sim::OpLabel{7, 0, 2}}));
+}

@@ -505,7 +505,7 @@ ProgramTraits DdpProgram::traits() const {
 }
 
 CommSettings DdpProgram::comm() const {
-  return {job_.backend, job_.watchdog_timeout, job_.fingerprint ? ddp::kFingerprintBytes : 0, job_.compute_slowdown};
+  return {job_.backend, job_.watchdog_timeout, job_.fingerprint ? ddp::kFingerprintBytes : 0, job_.compute_slowdown, {}};
 }
 
 std::unique_ptr<CollectiveTimer> DdpProgram::analytic_timer(int world_size) const {

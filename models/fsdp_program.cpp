@@ -69,7 +69,7 @@ class IterationIssuer {
       // compute stream); the root's all-gather is issued once it is loaded.
       next_after_ = sink_.enqueue(rank_, sim::StreamKind::kHost, data_time, label(FsdpTag::kData, g_, m), last);
       if (faults_.skip) return *next_after_;  // `continue` before forward
-      forward();
+      forward(m);
       last = backward();
     }
     sim::OpRef out = sink_.enqueue(rank_, sim::StreamKind::kCompute, scaled(job_.model.optimizer, faults_.compute),
@@ -85,11 +85,18 @@ class IterationIssuer {
   }
 
  private:
-  void forward() {
+  void forward(int micro_step) {
     const std::vector<int> last = last_segment_of(plan_.forward);
+    // TORCH_DISTRIBUTED_DEBUG=DETAIL checks the order in FSDP's first iteration only.
+    const bool checking = job_.fingerprint && g_ == 0 && micro_step == 0 && plan_.shard_group > 1;
+    std::vector<bool> checked(plan_.units.size(), false);
     for (std::size_t i = 0; i < plan_.forward.size(); ++i) {
       const int u = plan_.forward[i].unit;
       if (skipped(u)) continue;
+      if (checking && !checked[static_cast<std::size_t>(u)]) {
+        checked[static_cast<std::size_t>(u)] = true;
+        check_order(u);
+      }
       gather(u);
       if (cfg_.forward_prefetch) prefetch_after(plan_.forward, i);
       const sim::OpRef op = compute(FsdpTag::kForward, plan_.forward[i]);
@@ -151,6 +158,21 @@ class IterationIssuer {
                                             {sim::CollectiveKind::kAllGather, plan_.unit_plans[ui].gather_bytes},
                                             label(FsdpTag::kAllGather, g_, u), after);
     gathered_[ui] = true;
+  }
+
+  // _ExecOrderData._check_order at unit u's pre-forward, first iteration:
+  // two all-gathers on the shard group, of each rank's handle count and of
+  // its handle indices (int32), which the CPU waits for (.cpu()) before it
+  // all-gathers the unit. Ranks at different units fail at the second
+  // (FsdpProgram::comm's reader, models::collective_library).
+  void check_order(int u) {
+    std::optional<sim::OpRef> after = next_after_;
+    if (!after && cfg_.limit_all_gathers && frees_.size() >= kMaxInflightAllGathers) after = frees_.front();
+    const std::int64_t bytes = 4 * plan_.shard_group;
+    const sim::OpRef count = sink_.enqueue_collective(rank_, groups_.shard, {sim::CollectiveKind::kAllGather, bytes},
+                                                      label(FsdpTag::kOrderCount, g_, u), after);
+    next_after_ = sink_.enqueue_collective(rank_, groups_.shard, {sim::CollectiveKind::kAllGather, bytes},
+                                           label(FsdpTag::kOrderCheck, g_, u), count);
   }
 
   // The prefetch of the next unit (in `order`'s sequence of units) after segment i.
@@ -413,6 +435,8 @@ std::string fsdp_op_name(sim::OpLabel label) {
     case FsdpTag::kArtifact: return "rank 0 artifact";
     case FsdpTag::kExtraCollective: return fmt::format("extra collective {}", label.index);
     case FsdpTag::kReplicaAllReduce: return fmt::format("all_reduce replicas unit {}", label.index);
+    case FsdpTag::kOrderCount: return fmt::format("forward-order count unit {}", label.index);
+    case FsdpTag::kOrderCheck: return fmt::format("forward-order check unit {}", label.index);
   }
   return "";
 }
@@ -427,7 +451,15 @@ ProgramTraits FsdpProgram::traits() const {
 }
 
 CommSettings FsdpProgram::comm() const {
-  return {job_.backend, job_.watchdog_timeout, job_.fingerprint ? ddp::kFingerprintBytes : 0, job_.compute_slowdown};
+  // What the forward-order check all-gathers: the unit's handle index, named as the unit's module.
+  std::vector<std::string> units;
+  for (const FsdpUnit& u : build_units(job_.model, cfg_.wrap)) units.push_back(u.root ? "<root>" : u.module);
+  ContentReader reads = [units](sim::OpLabel l) -> std::optional<std::string> {
+    if (l.tag != static_cast<std::uint32_t>(FsdpTag::kOrderCheck)) return std::nullopt;
+    return fmt::format("[{}]", units.at(static_cast<std::size_t>(l.index)));
+  };
+  return {job_.backend, job_.watchdog_timeout, job_.fingerprint ? ddp::kFingerprintBytes : 0, job_.compute_slowdown,
+          std::move(reads)};
 }
 
 std::vector<SlowLink> FsdpProgram::slow_links() const { return models::slow_links(job_); }

@@ -29,6 +29,8 @@ enum class FsdpTag : std::uint32_t {
   kArtifact,         ///< a rank0_artifact fault's host work
   kExtraCollective,  ///< an extra_collective fault's collective
   kReplicaAllReduce, ///< hybrid sharding: a unit's gradient shard across the replicas
+  kOrderCount,       ///< debug.fingerprint, first iteration: the forward-order check's all-gather of handle counts
+  kOrderCheck,       ///< then of the unit's handle index, which the ranks compare (models::ContentReader)
 };
 /// "all_gather unit 3", ...; empty for a tag that is not FSDP's.
 std::string fsdp_op_name(sim::OpLabel label);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "models/cluster.hpp"
@@ -38,6 +39,9 @@ struct CommSettings {
   sim::Time watchdog_timeout;          ///< zero: no watchdog
   std::int64_t fingerprint_bytes = 0;  ///< TORCH_DISTRIBUTED_DEBUG=DETAIL's per-rank all-gather
   double compute_slowdown = 0;         ///< contention.compute_slowdown (sim::EngineOptions)
+  /// Under fingerprint_bytes: what a check reads from a collective's data,
+  /// by its label (models::ContentReader); empty: nothing is read.
+  ContentReader reads;
 };
 
 /// One evaluation of a program: `simulated` ranks whose collectives run

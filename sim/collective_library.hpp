@@ -46,6 +46,15 @@ class CollectiveLibrary {
   /// and stalls otherwise.
   virtual Verdict on_mismatch(std::uint64_t seq, const std::vector<int>& members,
                               const std::vector<Collective>& issued) const;
+  /// Collective `seq`, which on_mismatch lets run, whose members issued it
+  /// under different labels (`labels`, by position): the same kind and size,
+  /// other data. A check that reads the data may fail them (FSDP's
+  /// forward-order check); none (the default): it runs on the wrong data.
+  virtual std::optional<Verdict> on_label_mismatch(std::uint64_t seq, const std::vector<int>& members,
+                                                   const std::vector<OpLabel>& labels) const {
+    (void)seq, (void)members, (void)labels;
+    return std::nullopt;
+  }
   /// Rank `dead` died: the message a live member that waits in a collective
   /// with it, or arrives in one later, fails with; none (the default): it waits.
   virtual std::optional<std::string> peer_died(int dead) const {

@@ -124,6 +124,9 @@ struct TimeOrder final : Machine<TimeOrder> {
         rz.stalled = true;  // never completes; the watchdog, if any, ends the job
         return;
       }
+      if (verdict.kind == Verdict::kRuns) {
+        if (std::optional<Verdict> read = library->on_label_mismatch(seq, g.members, rz.labels)) verdict = std::move(*read);
+      }
       if (verdict.kind == Verdict::kFails) {
         for (const RankFailure& f : verdict.failures) crash(f.rank, f.message);
         return;
