@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <regex>
+#include <cctype>
 #include <sstream>
 
 #include "sim/digest.hpp"
@@ -64,19 +64,27 @@ void sync_directory(const std::string& dir) {
 
 // ckpt-<step>.bin files of `dir`, newest (highest step) first.
 std::vector<std::pair<std::int64_t, fs::path>> list_checkpoints(const std::string& dir) {
-  static const std::regex kName(R"(ckpt-(\d{1,18})\.bin)");
+  return numbered_entries(dir, "ckpt-", ".bin", false);
+}
+
+}  // namespace
+
+std::vector<std::pair<std::int64_t, fs::path>> numbered_entries(const std::string& dir, const std::string& prefix,
+                                                                const std::string& suffix, bool directories) {
   std::vector<std::pair<std::int64_t, fs::path>> found;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    std::smatch m;
     const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && std::regex_match(name, m, kName)) found.emplace_back(std::stoll(m[1]), entry.path());
+    if (entry.is_directory() != directories || (!directories && !entry.is_regular_file())) continue;
+    if (name.size() <= prefix.size() + suffix.size() || name.size() > prefix.size() + suffix.size() + 18) continue;
+    if (name.compare(0, prefix.size(), prefix) != 0 || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+    if (!std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) continue;
+    found.emplace_back(std::stoll(digits), entry.path());
   }
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   return found;
 }
-
-}  // namespace
 
 std::string encode_checkpoint(const TrainState& s) {
   nlohmann::ordered_json header = {

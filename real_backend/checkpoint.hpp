@@ -8,10 +8,12 @@
 // parameters (fp32), momentum (fp32), SHA-256 of everything before it.
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ddpsim::real {
@@ -41,6 +43,11 @@ class CheckpointError : public std::runtime_error {
 std::string encode_checkpoint(const TrainState& state);
 /// Throws CheckpointError naming `path` and what is wrong (size, magic, checksum, header).
 TrainState decode_checkpoint(std::string_view bytes, const std::string& path);
+
+/// Entries of `dir` named `prefix`, a step of 1 to 18 digits, `suffix`:
+/// directories, or regular files, as asked; the highest step first.
+std::vector<std::pair<std::int64_t, std::filesystem::path>> numbered_entries(const std::string& dir, const std::string& prefix,
+                                                                             const std::string& suffix, bool directories);
 
 /// Writes `bytes` to `path` atomically: a temporary file, fsync, rename, fsync of the directory.
 void write_atomically(const std::string& path, std::string_view bytes);

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -29,16 +28,7 @@ fs::path shard_path(const fs::path& checkpoint, int rank) { return checkpoint / 
 
 // fsdp-<step> directories of `dir`, newest first.
 std::vector<std::pair<std::int64_t, fs::path>> list_sharded(const std::string& dir) {
-  static const std::regex kName(R"(fsdp-(\d{1,18}))");
-  std::vector<std::pair<std::int64_t, fs::path>> found;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    std::smatch m;
-    const std::string name = entry.path().filename().string();
-    if (entry.is_directory() && std::regex_match(name, m, kName)) found.emplace_back(std::stoll(m[1]), entry.path());
-  }
-  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  return found;
+  return numbered_entries(dir, "fsdp-", "", true);
 }
 
 }  // namespace
