@@ -54,6 +54,7 @@ std::optional<models::RunResult> on_engine(const models::TrainingProgram& progra
                      sim::EngineOptions{library.get(), comm.watchdog_timeout, schedule, threads, comm.compute_slowdown});
   engine.add_observer(evaluation->accounting());
   if (trace != nullptr) engine.add_observer(*trace);
+  evaluation->price_groups_with(policy.timer);
   evaluation->start(engine);
   const sim::RunSummary summary = engine.run();
   if (summary.needs_time_order) return std::nullopt;

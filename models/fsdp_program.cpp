@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <deque>
+#include <map>
 #include <optional>
 #include <stdexcept>
 
@@ -356,18 +357,22 @@ class FsdpEvaluation final : public Evaluation {
     return accounting_.result(job_, *progress_, summary, simulated_, world_size_);
   }
 
+  void price_groups_with(CollectiveTimer* timer) override { timer_ = timer; }
+
   // Hybrid sharding: a shard group per node (on the comm stream, priced as
   // the evaluator prices a node) and a replica group per local GPU index
-  // (its own NCCL stream, here the host's, idle in backward; priced across
-  // the nodes by replica_timer). Every rank is simulated (not symmetric).
+  // (its own NCCL stream, here the host's, idle in backward). Every rank is
+  // simulated (not symmetric). The replica groups are priced across the
+  // nodes: by replica_timer (the NIC's fair share), or on the SimGrid engine
+  // all of a node's groups at once (time_together), as they run: each
+  // distinct collective once.
   std::vector<RankGroups> add_groups(sim::Engine& engine) {
     std::vector<RankGroups> out(static_cast<std::size_t>(simulated_));
     if (plan_.replicas <= 1) return out;
     const int per_node = plan_.shard_group;
     replica_timer_ = replica_timer(job_, plan_.replicas);
-    const sim::CollectiveCostFn across = [timer = replica_timer_.get()](const sim::Collective& c, int n) {
-      return timer->time(c, n, {});
-    };
+    const std::vector<std::vector<int>> replicas = replica_groups(world_size_, per_node);
+    const bool simgrid = timer_ != nullptr && timer_->engine() == "simgrid";
     for (int node = 0; node < plan_.replicas; ++node) {
       std::vector<int> members(static_cast<std::size_t>(per_node));
       for (int i = 0; i < per_node; ++i) members[static_cast<std::size_t>(i)] = node * per_node + i;
@@ -375,8 +380,17 @@ class FsdpEvaluation final : public Evaluation {
       for (int r : members) out[static_cast<std::size_t>(r)].shard = id;
     }
     for (int i = 0; i < per_node; ++i) {
-      std::vector<int> members(static_cast<std::size_t>(plan_.replicas));
-      for (int node = 0; node < plan_.replicas; ++node) members[static_cast<std::size_t>(node)] = node * per_node + i;
+      sim::CollectiveCostFn across = [timer = replica_timer_.get()](const sim::Collective& c, int n) {
+        return timer->time(c, n, {});
+      };
+      if (simgrid) {
+        across = [this, replicas, i](const sim::Collective& c, int) {
+          auto [it, fresh] = together_.try_emplace({c.kind, c.bytes});
+          if (fresh) it->second = timer_->time_together(c, replicas);
+          return it->second[static_cast<std::size_t>(i)];
+        };
+      }
+      const std::vector<int>& members = replicas[static_cast<std::size_t>(i)];
       const sim::GroupId id = engine.add_group(members, sim::StreamKind::kHost, across);
       for (int r : members) out[static_cast<std::size_t>(r)].replica = id;
     }
@@ -417,10 +431,24 @@ class FsdpEvaluation final : public Evaluation {
   std::optional<Progress> recording_;
   std::unique_ptr<RankProcess> recorded_;
   std::unique_ptr<CollectiveTimer> replica_timer_;
+  CollectiveTimer* timer_ = nullptr;  // the evaluator's (price_groups_with)
+  std::map<std::pair<sim::CollectiveKind, std::int64_t>, std::vector<sim::Time>> together_;  // SimGrid: per collective
 };
 
 }  // namespace
 }  // namespace fsdp
+
+std::vector<std::vector<int>> replica_groups(int world_size, int per_node) {
+  std::vector<std::vector<int>> out;
+  if (per_node < 1 || world_size <= per_node) return out;
+  const int nodes = world_size / per_node;
+  for (int i = 0; i < per_node; ++i) {
+    std::vector<int> members;
+    for (int node = 0; node < nodes; ++node) members.push_back(node * per_node + i);
+    out.push_back(std::move(members));
+  }
+  return out;
+}
 
 std::string fsdp_op_name(sim::OpLabel label) {
   switch (static_cast<FsdpTag>(label.tag)) {

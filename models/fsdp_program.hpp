@@ -76,6 +76,11 @@ int gathers_per_step(const FsdpPlan& plan, const FsdpUnitPlan& u, int accumulati
 /// gpus_per_node, at most the whole NIC). `job` needs a cluster.
 std::unique_ptr<CollectiveTimer> replica_timer(const DdpJob& job, int replicas);
 
+/// Hybrid sharding's replica groups of `world_size` ranks in nodes of
+/// `per_node`: for each local index i, ranks i, i + per_node, ... (one per
+/// node); none up to one node. The SimGrid engine needs their rings up front.
+std::vector<std::vector<int>> replica_groups(int world_size, int per_node);
+
 /// Compute + every collective of a step unoverlapped, priced by `timer`
 /// over `world_size` ranks: FSDP's closed-form baseline.
 double fsdp_closed_form_ms(const DdpJob& job, const FsdpConfig& cfg, int world_size, int gpus_per_node,

@@ -230,6 +230,9 @@ std::vector<int> world_sizes_needed(const Scenario& scenario, const SweepAxes& a
   if (scenario.resilience.failures && scenario.resilience.failures->restart_world_size) {
     sizes.push_back(*scenario.resilience.failures->restart_world_size);
   }
+  if (scenario.fsdp && models::is_hybrid(scenario.fsdp->sharding) && scenario.job.cluster) {
+    sizes.push_back(scenario.job.cluster->gpus_per_node);  // a shard group is priced as one node's ring
+  }
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   return sizes;
@@ -248,8 +251,14 @@ void with_timer(const Scenario& scenario, const SweepAxes& axes, const std::func
   }
   const models::DdpJob& job = scenario.job;
   const models::ClusterSpec cluster = job.cluster ? *job.cluster : models::single_switch(sizes.back(), job.network);
+  std::vector<std::vector<int>> groups;  // hybrid sharding's replica groups, priced all at once
+  if (scenario.fsdp && models::is_hybrid(scenario.fsdp->sharding) && job.cluster) {
+    for (int w : sizes) {
+      for (std::vector<int>& g : models::replica_groups(w, job.cluster->gpus_per_node)) groups.push_back(std::move(g));
+    }
+  }
   const netsim::SimgridStats s = netsim::run_with_simgrid(cluster, job.network.launch_overhead, job.algorithm, sizes,
-                                                          scenario.simgrid, [&](models::CollectiveTimer& t) { body(&t); });
+                                                          scenario.simgrid, [&](models::CollectiveTimer& t) { body(&t); }, groups);
   if (stats != nullptr) *stats = s;
 }
 
