@@ -7,7 +7,7 @@
 # shared cores).
 # Usage: cpu_fsdp_test.sh DDPSIM_REAL DDPSIM OUT_DIR [MAX_ERROR_PCT]
 set -euo pipefail
-real=$1 ddpsim=$2 out=$3 limit=${4:-100}
+real=$1 ddpsim=$2 out=$3 limit=${4:-150}
 root=$(cd "$(dirname "$0")/.." && pwd)
 rm -rf "$out" && mkdir -p "$out"
 model=(--widths 64,512,512,1 --dataset-size 8192 --batch-size 64 --max-steps 20)
