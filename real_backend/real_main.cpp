@@ -245,20 +245,20 @@ int allreduce_sweep_cmd(ddpsim::real::Transport& transport, const std::string& d
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"ddpsim-real: a real DDP trainer (MPI on CPUs, NCCL on GPUs) that measures itself"};
-  app.require_subcommand(1);
+// `train`'s command line: the trainer's options and what main does with them.
+struct TrainArgs {
   TrainerOptions o;
-  std::string widths = "8,64,64,1", params_out, json_prefix, device = "cpu";
+  std::string widths = "8,64,64,1", params_out, json_prefix, device = "cpu", strategy = "ddp", sharding = "full";
   std::vector<std::string> faults;
-  std::string strategy = "ddp", sharding = "full";
   int ranks_per_node = 0;
   bool no_shuffle = false;
   double timeout_s = 600;
+};
+
+CLI::App* add_train(CLI::App& app, TrainArgs& a) {
+  TrainerOptions& o = a.o;
   CLI::App* train = app.add_subcommand("train", "Train; run one process per rank under mpirun (or srun)");
-  train->add_option("--widths", widths, "Layer widths: input,hidden...,output (default 8,64,64,1)");
+  train->add_option("--widths", a.widths, "Layer widths: input,hidden...,output (default 8,64,64,1)");
   train->add_option("--dataset-size", o.dataset_size, "Synthetic examples (default 128)")->check(CLI::PositiveNumber);
   train->add_option("--batch-size", o.batch_size, "Per rank (default 8)")->check(CLI::PositiveNumber);
   train->add_option("--epochs", o.epochs, "Default 1")->check(CLI::PositiveNumber);
@@ -268,29 +268,128 @@ int main(int argc, char** argv) {
   train->add_option("--momentum", o.momentum, "Default 0.9");
   train->add_option("--bucket-cap-mb", o.bucket_cap_mb, "Default 25")->check(CLI::PositiveNumber);
   train->add_option("--first-bucket-mb", o.first_bucket_mb, "Default 1")->check(CLI::PositiveNumber);
-  train->add_flag("--no-shuffle", no_shuffle, "DistributedSampler(shuffle=False)");
-  train->add_option("--strategy", strategy, "ddp (default) or fsdp (each layer a unit, sharded over the ranks; CPU only)")
+  train->add_flag("--no-shuffle", a.no_shuffle, "DistributedSampler(shuffle=False)");
+  train->add_option("--strategy", a.strategy, "ddp (default) or fsdp (each layer a unit, sharded over the ranks; CPU only)")
       ->check(CLI::IsMember({"ddp", "fsdp"}));
-  train->add_option("--sharding", sharding,
+  train->add_option("--sharding", a.sharding,
                     "Under --strategy fsdp: full (FULL_SHARD, default), grad-op (SHARD_GRAD_OP) or hybrid (HYBRID_SHARD: "
                     "sharded within a node, replicated across nodes)")
       ->check(CLI::IsMember({"full", "grad-op", "hybrid"}));
-  train->add_option("--ranks-per-node", ranks_per_node,
+  train->add_option("--ranks-per-node", a.ranks_per_node,
                     "Under --sharding hybrid: a node's ranks, consecutive (default 0: the ranks sharing a host)")
       ->check(CLI::NonNegativeNumber);
-  train->add_option("--device", device, "cpu (MPI transport) or gpu (NCCL transport; needs a CUDA build)")
+  train->add_option("--device", a.device, "cpu (MPI transport) or gpu (NCCL transport; needs a CUDA build)")
       ->check(CLI::IsMember({"cpu", "gpu"}));
-  train->add_option("--fault", faults, "skip-backward:rank=R,iter=I or kill:rank=R,step=S (repeatable)");
+  train->add_option("--fault", a.faults, "skip-backward:rank=R,iter=I or kill:rank=R,step=S (repeatable)");
   train->add_flag("--symmetric-skip", o.symmetric_skip, "Ranks agree on skipping backward (one-element all-reduce first)");
-  train->add_option("--timeout-s", timeout_s, "Watchdog: abort every rank when a collective makes no progress this long "
-                                              "(default 600, as NCCL's; 0: off)")
+  train->add_option("--timeout-s", a.timeout_s, "Watchdog: abort every rank when a collective makes no progress this long "
+                                                "(default 600, as NCCL's; 0: off)")
       ->check(CLI::NonNegativeNumber);
   train->add_option("--checkpoint-dir", o.checkpoint_dir, "Rank 0 checkpoints here");
   train->add_option("--checkpoint-every", o.checkpoint_every, "Steps between checkpoints (0: never)")->check(CLI::NonNegativeNumber);
   train->add_option("--keep-checkpoints", o.keep_checkpoints, "Newest checkpoints kept (default 3)")->check(CLI::PositiveNumber);
   train->add_flag("--resume", o.resume, "Start from the newest valid checkpoint in --checkpoint-dir");
-  train->add_option("--params", params_out, "Rank 0 writes the final parameters here (raw fp32)");
-  train->add_option("--json", json_prefix, "Each rank writes PREFIX.rank<r>.json: timings and example IDs");
+  train->add_option("--params", a.params_out, "Rank 0 writes the final parameters here (raw fp32)");
+  train->add_option("--json", a.json_prefix, "Each rank writes PREFIX.rank<r>.json: timings and example IDs");
+  return train;
+}
+
+// After parsing: the shape, the faults and the program; std::invalid_argument for a combination refused.
+void finish_train(TrainArgs& a, const CLI::App& train) {
+  TrainerOptions& o = a.o;
+  o.shuffle = !a.no_shuffle;
+  for (const std::string& f : a.faults) o.faults.push_back(ddpsim::real::parse_fault(f));
+  std::vector<int> w;
+  std::stringstream ss(a.widths);
+  for (std::string item; std::getline(ss, item, ',');) w.push_back(std::stoi(item));
+  if (w.size() < 2) throw std::invalid_argument("--widths needs at least input and output");
+  if (std::any_of(w.begin(), w.end(), [](int v) { return v < 1; })) throw std::invalid_argument("--widths must be positive");
+  o.shape.input = w.front();
+  o.shape.output = w.back();
+  o.shape.hidden.assign(w.begin() + 1, w.end() - 1);
+  if (a.strategy == "fsdp") {
+    o.parallelism = a.sharding == "grad-op"  ? ddpsim::real::Parallelism::kShardGradOp
+                    : a.sharding == "hybrid" ? ddpsim::real::Parallelism::kHybridShard
+                                             : ddpsim::real::Parallelism::kFullShard;
+    if (a.device == "gpu") throw std::invalid_argument("--strategy fsdp runs on --device cpu only (no NCCL all_gather/reduce_scatter path yet)");
+    if (std::any_of(o.faults.begin(), o.faults.end(), [](const auto& f) { return f.kind == ddpsim::real::Fault::Kind::kSkipBackward; })) {
+      throw std::invalid_argument("--fault skip-backward is DDP's; under --strategy fsdp use kill:rank=R,step=S");
+    }
+  } else if (train.count("--sharding") > 0) {
+    throw std::invalid_argument("--sharding needs --strategy fsdp");
+  }
+  if (train.count("--ranks-per-node") > 0 && o.parallelism != ddpsim::real::Parallelism::kHybridShard) {
+    throw std::invalid_argument("--ranks-per-node needs --sharding hybrid");
+  }
+  if ((o.resume || o.checkpoint_every > 0) && o.checkpoint_dir.empty()) {
+    throw std::invalid_argument("--resume and --checkpoint-every need --checkpoint-dir");
+  }
+}
+
+// `train` on `transport`: the program, the loop, then the parameters, logs and summary lines.
+void run_train(ddpsim::real::Transport& transport, TrainArgs& a) {
+  TrainerOptions& o = a.o;
+  const int rank = transport.rank();
+  o.log = [](const std::string& m) { fmt::print("{}\n", m); std::fflush(stdout); };
+  std::unique_ptr<ddpsim::real::Replica> replica;
+  std::unique_ptr<ddpsim::real::Program> program;
+  if (o.parallelism == ddpsim::real::Parallelism::kDdp) {
+    const auto config = ddpsim::real::replica_config(o, transport.world_size());
+    replica = a.device == "gpu" ? ddpsim::real::make_gpu_replica(config) : ddpsim::real::make_cpu_replica(config);
+    program = ddpsim::real::make_ddp_program(*replica, o, transport.world_size());
+  } else {
+    program = ddpsim::real::make_fsdp_program(o, transport.world_size());
+  }
+  const auto result = ddpsim::real::train(transport, *program, o);
+  if (rank == 0 && !a.params_out.empty()) {
+    std::ofstream out(a.params_out, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(result.parameters.data()),
+              static_cast<std::streamsize>(result.parameters.size() * sizeof(float)));
+  }
+  if (!a.json_prefix.empty()) write_rank_json(a.json_prefix, transport, program->device(), o, a.widths, result);
+  transport.barrier();
+  if (rank == 0) {
+    fmt::print("trained {} steps on {} rank(s) ({}, {})\n", result.steps.size(), transport.world_size(), transport.name(),
+               ddpsim::real::parallelism_name(o.parallelism));
+  }
+  if (result.peak_memory_bytes >= 0) fmt::print("rank {}: peak memory {} bytes\n", rank, result.peak_memory_bytes);
+}
+
+// `allreduce-sweep`'s command line.
+struct SweepArgs {
+  std::int64_t min_bytes = 8, max_bytes = std::int64_t{256} << 20;
+  int iters = 5;
+  std::string json, op = "all_reduce";
+};
+
+CLI::App* add_sweep(CLI::App& app, SweepArgs& s, std::string& device) {
+  CLI::App* sweep = app.add_subcommand("allreduce-sweep", "Time all-reduces from 8 B to 256 MiB (algbw, busbw); under mpirun");
+  sweep->add_option("--op", s.op, "all_reduce (default), all_gather, reduce_scatter or broadcast (nccl-tests' sizes)")
+      ->check(CLI::IsMember({"all_reduce", "all_gather", "reduce_scatter", "broadcast"}));
+  sweep->add_option("--min-bytes", s.min_bytes, "Default 8")->check(CLI::Range(std::int64_t{4}, std::int64_t{1} << 31));
+  sweep->add_option("--max-bytes", s.max_bytes, "Default 256 MiB")->check(CLI::Range(std::int64_t{4}, std::int64_t{1} << 31));
+  sweep->add_option("--iters", s.iters, "Timed repetitions per size (default 5)")->check(CLI::PositiveNumber);
+  sweep->add_option("--device", device, "cpu (MPI) or gpu (NCCL)")->check(CLI::IsMember({"cpu", "gpu"}));
+  sweep->add_option("--json", s.json, "Rank 0 writes the sweep here");
+  return sweep;
+}
+
+int gpu_info() {
+  if (!ddpsim::real::gpu_available()) {
+    fmt::print("no GPU: this build {} the CUDA/NCCL path, and no CUDA device is visible\n", ddpsim::real::gpu_built() ? "has" : "lacks");
+    return 77;
+  }
+  fmt::print("{}\n", ddpsim::real::gpu_description());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ddpsim-real: a real DDP trainer (MPI on CPUs, NCCL on GPUs) that measures itself"};
+  app.require_subcommand(1);
+  TrainArgs t;
+  CLI::App* train = add_train(app, t);
   std::string a, b;
   double rtol = 1e-5;
   CLI::App* cmp = app.add_subcommand("compare", "Compare two --params files");
@@ -305,50 +404,12 @@ int main(int argc, char** argv) {
   std::vector<std::string> report_prefixes;
   CLI::App* rep = app.add_subcommand("report", "Throughput and scaling efficiency of train --json runs");
   rep->add_option("prefixes", report_prefixes, "The --json prefixes, one run per world size")->required();
-  std::int64_t min_bytes = 8, max_bytes = std::int64_t{256} << 20;
-  int sweep_iters = 5;
-  std::string sweep_json;
-  std::string sweep_op = "all_reduce";
-  CLI::App* sweep = app.add_subcommand("allreduce-sweep", "Time all-reduces from 8 B to 256 MiB (algbw, busbw); under mpirun");
-  sweep->add_option("--op", sweep_op, "all_reduce (default), all_gather, reduce_scatter or broadcast (nccl-tests' sizes)")
-      ->check(CLI::IsMember({"all_reduce", "all_gather", "reduce_scatter", "broadcast"}));
-  sweep->add_option("--min-bytes", min_bytes, "Default 8")->check(CLI::Range(std::int64_t{4}, std::int64_t{1} << 31));
-  sweep->add_option("--max-bytes", max_bytes, "Default 256 MiB")->check(CLI::Range(std::int64_t{4}, std::int64_t{1} << 31));
-  sweep->add_option("--iters", sweep_iters, "Timed repetitions per size (default 5)")->check(CLI::PositiveNumber);
-  sweep->add_option("--device", device, "cpu (MPI) or gpu (NCCL)")->check(CLI::IsMember({"cpu", "gpu"}));
-  sweep->add_option("--json", sweep_json, "Rank 0 writes the sweep here");
+  SweepArgs s;
+  CLI::App* sweep = add_sweep(app, s, t.device);
   CLI::App* info = app.add_subcommand("gpu-info", "Say whether the CUDA/NCCL path is built and a GPU visible (exit 77 if not)");
   try {
     app.parse(argc, argv);
-    o.shuffle = !no_shuffle;
-    for (const std::string& f : faults) o.faults.push_back(ddpsim::real::parse_fault(f));
-    std::vector<int> w;
-    std::stringstream ss(widths);
-    for (std::string item; std::getline(ss, item, ',');) w.push_back(std::stoi(item));
-    if (w.size() < 2) throw std::invalid_argument("--widths needs at least input and output");
-    if (std::any_of(w.begin(), w.end(), [](int v) { return v < 1; })) throw std::invalid_argument("--widths must be positive");
-    o.shape.input = w.front();
-    o.shape.output = w.back();
-    o.shape.hidden.assign(w.begin() + 1, w.end() - 1);
-    if (strategy == "fsdp") {
-      o.parallelism = sharding == "grad-op"  ? ddpsim::real::Parallelism::kShardGradOp
-                      : sharding == "hybrid" ? ddpsim::real::Parallelism::kHybridShard
-                                             : ddpsim::real::Parallelism::kFullShard;
-      if (device == "gpu") throw std::invalid_argument("--strategy fsdp runs on --device cpu only (no NCCL all_gather/reduce_scatter path yet)");
-      if (!o.faults.empty() && std::any_of(o.faults.begin(), o.faults.end(), [](const auto& f) {
-            return f.kind == ddpsim::real::Fault::Kind::kSkipBackward;
-          })) {
-        throw std::invalid_argument("--fault skip-backward is DDP's; under --strategy fsdp use kill:rank=R,step=S");
-      }
-    } else if (train->count("--sharding") > 0) {
-      throw std::invalid_argument("--sharding needs --strategy fsdp");
-    }
-    if (train->count("--ranks-per-node") > 0 && o.parallelism != ddpsim::real::Parallelism::kHybridShard) {
-      throw std::invalid_argument("--ranks-per-node needs --sharding hybrid");
-    }
-    if ((o.resume || o.checkpoint_every > 0) && o.checkpoint_dir.empty()) {
-      throw std::invalid_argument("--resume and --checkpoint-every need --checkpoint-dir");
-    }
+    if (*train) finish_train(t, *train);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
@@ -362,52 +423,21 @@ int main(int argc, char** argv) {
     if (*cmp) return compare(a, b, rtol);
     if (*aud) return audit(audit_prefixes, audit_n);
     if (*rep) return report(report_prefixes);
-    if (*info) {
-      if (!ddpsim::real::gpu_available()) {
-        fmt::print("no GPU: this build {} the CUDA/NCCL path, and no CUDA device is visible\n",
-                   ddpsim::real::gpu_built() ? "has" : "lacks");
-        return 77;
-      }
-      fmt::print("{}\n", ddpsim::real::gpu_description());
-      return 0;
-    }
-    const bool hybrid = *train && o.parallelism == ddpsim::real::Parallelism::kHybridShard;
-    std::unique_ptr<ddpsim::real::MpiTransport> made;
+    if (*info) return gpu_info();
+    const bool hybrid = *train && t.o.parallelism == ddpsim::real::Parallelism::kHybridShard;
+    const double timeout_s = *train ? t.timeout_s : 0;
+    std::unique_ptr<ddpsim::real::MpiTransport> mpi;
     try {
-      made = std::make_unique<ddpsim::real::MpiTransport>(&argc, &argv, *train ? timeout_s : 0, hybrid ? ranks_per_node : -1);
+      mpi = std::make_unique<ddpsim::real::MpiTransport>(&argc, &argv, timeout_s, hybrid ? t.ranks_per_node : -1);
     } catch (const std::invalid_argument& e) {  // node groups that do not fit the ranks launched
       fmt::print(stderr, "ddpsim-real: error: {}\n", e.what());
       return 2;
     }
-    ddpsim::real::MpiTransport& mpi = *made;
     std::unique_ptr<ddpsim::real::Transport> nccl;
-    if (device == "gpu") nccl = ddpsim::real::make_nccl_transport(mpi, *train ? timeout_s : 0);
-    ddpsim::real::Transport& transport = nccl ? *nccl : static_cast<ddpsim::real::Transport&>(mpi);
-    const int rank = transport.rank();
-    if (*sweep) return allreduce_sweep_cmd(transport, device, sweep_op, min_bytes, max_bytes, sweep_iters, sweep_json);
-    o.log = [](const std::string& m) { fmt::print("{}\n", m); std::fflush(stdout); };
-    std::unique_ptr<ddpsim::real::Replica> replica;
-    std::unique_ptr<ddpsim::real::Program> program;
-    if (o.parallelism == ddpsim::real::Parallelism::kDdp) {
-      const auto config = ddpsim::real::replica_config(o, transport.world_size());
-      replica = device == "gpu" ? ddpsim::real::make_gpu_replica(config) : ddpsim::real::make_cpu_replica(config);
-      program = ddpsim::real::make_ddp_program(*replica, o, transport.world_size());
-    } else {
-      program = ddpsim::real::make_fsdp_program(o, transport.world_size());
-    }
-    const auto result = ddpsim::real::train(transport, *program, o);
-    if (rank == 0 && !params_out.empty()) {
-      std::ofstream out(params_out, std::ios::binary);
-      out.write(reinterpret_cast<const char*>(result.parameters.data()),
-                static_cast<std::streamsize>(result.parameters.size() * sizeof(float)));
-    }
-    if (!json_prefix.empty()) write_rank_json(json_prefix, transport, program->device(), o, widths, result);
-    transport.barrier();
-    if (rank == 0) {
-      fmt::print("trained {} steps on {} rank(s) ({}, {})\n", result.steps.size(), transport.world_size(), transport.name(),
-                 ddpsim::real::parallelism_name(o.parallelism));
-    }
-    if (result.peak_memory_bytes >= 0) fmt::print("rank {}: peak memory {} bytes\n", rank, result.peak_memory_bytes);
+    if (t.device == "gpu") nccl = ddpsim::real::make_nccl_transport(*mpi, timeout_s);
+    ddpsim::real::Transport& transport = nccl ? *nccl : static_cast<ddpsim::real::Transport&>(*mpi);
+    if (*sweep) return allreduce_sweep_cmd(transport, t.device, s.op, s.min_bytes, s.max_bytes, s.iters, s.json);
+    run_train(transport, t);
   } catch (const std::exception& e) {
     fmt::print(stderr, "ddpsim-real: error: {}\n", e.what());
     return 1;
