@@ -25,13 +25,13 @@ constexpr int kVersion = 1;
 namespace fs = std::filesystem;
 
 void append_floats(std::string& out, const std::vector<float>& v) {
-  out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+  if (!v.empty()) out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
 }
 
 std::vector<float> take_floats(std::string_view& in, std::size_t n, const std::string& path) {
   if (in.size() < n * sizeof(float)) throw CheckpointError(path + ": truncated tensor data");
   std::vector<float> v(n);
-  std::memcpy(v.data(), in.data(), n * sizeof(float));
+  if (n > 0) std::memcpy(v.data(), in.data(), n * sizeof(float));  // an FSDP manifest holds no tensors
   in.remove_prefix(n * sizeof(float));
   return v;
 }
