@@ -61,6 +61,9 @@ struct FsdpUnit {
   int forward_position = 0;  ///< where its forward starts: its module's place in a pre-order walk
 };
 
+/// A unit's name in reports and messages: its module path, "<root>" for the root.
+inline std::string unit_name(const FsdpUnit& u) { return u.root ? std::string("<root>") : u.module; }
+
 /// Unit indices in the order their forwards start (the root first, then
 /// by module in a pre-order walk, registration order among siblings). FSDP
 /// records this order in the first iteration; backward runs it reversed.

@@ -96,7 +96,7 @@ namespace fsdp {
 
 OpNamer fsdp_namer(const FsdpPlan& plan) {
   std::vector<std::string> modules;
-  for (const FsdpUnit& u : plan.units) modules.push_back(u.root ? "<root>" : u.module);
+  for (const FsdpUnit& u : plan.units) modules.push_back(unit_name(u));
   return [modules = std::move(modules)](const sim::OpLabel& label) {
     std::string name = fsdp_op_name(label);
     if (name.find(" unit ") != std::string::npos && label.index < modules.size()) name += " (" + modules[label.index] + ")";

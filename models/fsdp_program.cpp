@@ -481,7 +481,7 @@ ProgramTraits FsdpProgram::traits() const {
 CommSettings FsdpProgram::comm() const {
   // What the forward-order check all-gathers: the unit's handle index, named as the unit's module.
   std::vector<std::string> units;
-  for (const FsdpUnit& u : build_units(job_.model, cfg_.wrap)) units.push_back(u.root ? "<root>" : u.module);
+  for (const FsdpUnit& u : build_units(job_.model, cfg_.wrap)) units.push_back(unit_name(u));
   ContentReader reads = [units](sim::OpLabel l) -> std::optional<std::string> {
     if (l.tag != static_cast<std::uint32_t>(FsdpTag::kOrderCheck)) return std::nullopt;
     return fmt::format("[{}]", units.at(static_cast<std::size_t>(l.index)));

@@ -165,8 +165,7 @@ class FsdpTimeline {
   std::int64_t recompute(int k) const { return bytes_[static_cast<std::size_t>(order_[static_cast<std::size_t>(k)])].recompute; }
 
   std::string unit_name(int k) const {
-    const FsdpUnit& u = units_[static_cast<std::size_t>(order_[static_cast<std::size_t>(k)])];
-    return u.root ? std::string("<root>") : u.module;
+    return models::unit_name(units_[static_cast<std::size_t>(order_[static_cast<std::size_t>(k)])]);
   }
 
   const std::vector<FsdpUnit>& units_;
