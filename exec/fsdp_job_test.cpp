@@ -193,6 +193,36 @@ TEST_CASE("FSDP faults: TORCH_DISTRIBUTED_DEBUG=DETAIL turns the skipped unit's 
   CHECK(r.errors[0].message.find("Detected mismatch between collectives on ranks") != std::string::npos);
   REQUIRE(r.failure);
   CHECK(r.failure->culprit_rank == 1);
+  // Before it hangs, rank 1's forward-order check warns on its own: after
+  // the root it expected blocks.0 and is gathering blocks.1. Rank 0 did
+  // what it did in the first iteration and prints nothing.
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].rank == 1);
+  CHECK(r.warnings[0].iteration == 1);
+  CHECK(r.warnings[0].message ==
+        "UserWarning: Forward order differs from that of the first iteration on rank 1. Collectives are unchecked and "
+        "may give incorrect results or hang.\nExpected to all-gather for [blocks.0] but trying to all-gather "
+        "parameters for [blocks.1]");
+}
+
+TEST_CASE("DETAIL's later-iteration order check: silent without DETAIL, in the first iteration, or for a last unit") {
+  models::DdpJob job = three_units();
+  const FsdpConfig cfg = blocks(ShardingStrategy::kFullShard);
+  SUBCASE("without TORCH_DISTRIBUTED_DEBUG=DETAIL nothing checks") {
+    job.faults = {{{1}, models::fault::SkipUnit{1, 0, "blocks.0"}}};
+    job.fingerprint = false;
+  }
+  SUBCASE("a skip in the first iteration is the first iteration's order: the collective check fails instead") {
+    job.faults = {{{1}, models::fault::SkipUnit{0, 0, "blocks.0"}}};
+    job.fingerprint = true;
+  }
+  SUBCASE("the last unit missing: no later pre-forward compares it") {
+    job.faults = {{{1}, models::fault::SkipUnit{1, 1, "blocks.1"}}};
+    job.fingerprint = true;
+  }
+  const models::RunResult r = exec::evaluate(models::FsdpProgram(job, cfg), 2, 0);
+  CHECK(r.outcome != models::Outcome::kCompleted);
+  CHECK(r.warnings.empty());
 }
 
 TEST_CASE("FSDP faults: under DETAIL a unit skipped in the first iteration fails FSDP's forward-order check") {

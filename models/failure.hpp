@@ -70,6 +70,10 @@ struct RankStatus {
   bool finished = false;        ///< left the loop (and passed its final barrier, if any)
   std::set<FaultType> faults;   ///< faults that fired on it
   int shadow_collectives = 0;   ///< Join: collectives issued for it after it ran out of data
+  /// The first warning PyTorch prints on it, with the iteration it came in
+  /// (FSDP's forward-order check after the first iteration); -1: none.
+  int warning_iteration = -1;
+  std::string warning;
 };
 
 /// An operation's name in reports, by label; empty: op_name's.

@@ -192,6 +192,10 @@ RunResult Accounting::result(const DdpJob& job, Progress& progress, const sim::R
     out.iterations_run.push_back(s.iterations_run);
     out.shadow_collectives.push_back(s.shadow_collectives);
   }
+  for (std::size_t r = 0; r < progress.ranks.size(); ++r) {
+    const RankStatus& s = progress.ranks[r];
+    if (s.warning_iteration >= 0) out.warnings.push_back({static_cast<int>(r), s.warning_iteration, s.warning});
+  }
   out.global_batch = static_cast<std::int64_t>(job.local_batch_size) * world_size * accumulation_;
   out.events = summary.events;
   out.rank_ops = summary.rank_ops;

@@ -289,7 +289,49 @@ class RankProcess final : public sim::Process {
     }
     ++status().iterations_run;
     const IterationFaults faults = faults_in(k);
+    if (job_.fingerprint && plan_.shard_group > 1) {
+      if (k == 0) first_order_ = forward_units(faults);
+      else if (status().warning_iteration < 0) warn_on_order(k, faults);
+    }
     return IterationIssuer(job_, cfg_, plan_, faults, groups_, s, rank_, k).issue();
+  }
+
+  // The units in the order their forward starts, as FSDP records
+  // handles_pre_forward_order: the first segment of each unit not skipped.
+  std::vector<int> forward_units(const IterationFaults& faults) const {
+    std::vector<int> out;
+    std::vector<bool> seen(plan_.units.size(), false);
+    for (const FsdpSegment& s : plan_.forward) {
+      const auto u = static_cast<std::size_t>(s.unit);
+      if (seen[u] || (!faults.skipped.empty() && faults.skipped[u])) continue;
+      seen[u] = true;
+      out.push_back(s.unit);
+    }
+    return out;
+  }
+
+  // _ExecOrderData._check_order after the first iteration: each unit's
+  // pre-forward is compared with the first iteration's order, on the rank
+  // alone (no collective); the first difference warns and checking stops.
+  // A unit missing at the end is never compared, so it does not warn.
+  void warn_on_order(int k, const IterationFaults& faults) {
+    const std::vector<int> now = forward_units(faults);
+    for (std::size_t i = 0; i < now.size(); ++i) {
+      if (i < first_order_.size() && now[i] == first_order_[i]) continue;
+      const std::string got = fmt::format("[{}]", unit_name(plan_.units[static_cast<std::size_t>(now[i])]));
+      const std::string prefix =
+          i < first_order_.size()
+              ? fmt::format("Expected to all-gather for [{}] but trying to all-gather parameters for ",
+                            unit_name(plan_.units[static_cast<std::size_t>(first_order_[i])]))
+              : std::string("Expected to not all-gather any more parameters in the forward but trying to all-gather "
+                            "parameters for ");
+      status().warning_iteration = k;
+      status().warning = fmt::format(
+          "UserWarning: Forward order differs from that of the first iteration on rank {}. Collectives are unchecked "
+          "and may give incorrect results or hang.\n{}{}",
+          rank_ % plan_.shard_group, prefix, got);
+      return;
+    }
   }
 
   // This rank's faults in iteration g (a crash is step's; a slow link prices collectives).
@@ -329,6 +371,7 @@ class RankProcess final : public sim::Process {
   int rank_;
   Progress& progress_;
   RankGroups groups_;
+  std::vector<int> first_order_;  // debug.fingerprint: the first iteration's forward order
 };
 
 class FsdpEvaluation final : public Evaluation {

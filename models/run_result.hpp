@@ -39,6 +39,13 @@ struct RankError {
   std::string message;
 };
 
+/// What PyTorch would print on a rank and carry on from (warnings.warn).
+struct RankWarning {
+  int rank = 0;
+  int iteration = 0;
+  std::string message;
+};
+
 struct RunResult {
   int world_size = 0;
   Outcome outcome = Outcome::kCompleted;
@@ -51,6 +58,7 @@ struct RunResult {
   std::vector<RankError> errors;        ///< why ranks stopped, when the run crashed
   std::optional<FailureReport> failure; ///< the earliest collective that did not complete, and why
   std::vector<MisalignedPair> misalignments;  ///< silently mismatched pairs
+  std::vector<RankWarning> warnings;          ///< the first warning of each rank that had one, by rank
   std::vector<int> iterations_run;      ///< per rank: loop iterations started
   std::vector<int> shadow_collectives;  ///< per rank: collectives Join issued for it after it ran out of data
   std::uint64_t events = 0;     ///< events the engine processed

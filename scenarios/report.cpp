@@ -95,6 +95,20 @@ std::string rank_list(const std::vector<int>& ranks) {
   return out;
 }
 
+// What each rank would have printed and carried on from (warnings.warn),
+// its message's lines indented under it.
+void write_warnings(std::ostream& out, const models::RunResult& r) {
+  if (r.warnings.empty()) return;
+  fmt::print(out, "\nW={}: warned (the first warning on each rank that printed one):\n", r.world_size);
+  for (const models::RankWarning& w : r.warnings) {
+    std::string message = w.message;
+    for (std::size_t at = message.find('\n'); at != std::string::npos; at = message.find('\n', at + 1)) {
+      message.replace(at, 1, "\n      ");
+    }
+    fmt::print(out, "  rank {}, iteration {}: {}\n", w.rank, w.iteration, message);
+  }
+}
+
 void write_failure(std::ostream& out, const models::RunResult& r) {
   if (r.failure) {
     const models::FailureReport& f = *r.failure;
@@ -376,6 +390,7 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
                result.bucket_sweep ? " (first bucket cap)" : "", *result.rows.front().baseline_ms, digits);
   }
   for (const SweepRow& row : result.rows) {
+    write_warnings(out, row.run);
     if (row.run.failure || !row.run.misalignments.empty()) write_failure(out, row.run);
     if (!row.run.failure && row.run.outcome == models::Outcome::kCrash && !row.run.errors.empty()) {
       // Out of memory: every rank stops alike; rank 0 speaks for them.
@@ -483,6 +498,13 @@ ordered_json run_json(const Scenario& scenario, const SweepRow& row) {
   run["errors"] = std::move(errors);
   run["failure"] = r.failure ? failure_json(*r.failure) : ordered_json(nullptr);
   run["misalignments"] = misalignments_json(r.misalignments);
+  if (!r.warnings.empty()) {
+    ordered_json warnings = ordered_json::array();
+    for (const models::RankWarning& w : r.warnings) {
+      warnings.push_back({{"rank", w.rank}, {"iteration", w.iteration}, {"message", w.message}});
+    }
+    run["warnings"] = std::move(warnings);
+  }
   if (row.restarts || row.crash_recovery || row.elastic) run["resilience"] = resilience_json(row);
   run["iterations_run"] = r.iterations_run;
   run["shadow_collectives"] = r.shadow_collectives;

@@ -174,7 +174,8 @@ const std::vector<Key> kScenario = {
     {"debug.fingerprint", T::kBool, "", "", "false",
      "TORCH_DISTRIBUTED_DEBUG=DETAIL: an all-gather of a 64-byte fingerprint per rank before every collective "
      "(priced), and every rank fails at the first collective whose op or size differs; under FSDP, in the first "
-     "iteration, the forward-order check's all-gathers of each unit's index too (docs/fsdp.md#faults-and-hangs)"},
+     "iteration, the forward-order check's all-gathers of each unit's index too, and after it a warning from a rank "
+     "whose order changed (docs/fsdp.md#faults-and-hangs)"},
     {"contention", T::kMapping, "", "", "none",
      "what running communication costs the compute beside it (docs/cost-models.md#compute-slowed-by-communication)"},
     {"contention.compute_slowdown", T::kNumber, "", "0..1000", "0",
