@@ -293,6 +293,25 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20));
   memory_cmd->add_option("--json", mo.json, "Write the rows as JSON to this file");
 
+  ddpsim::cli::AdviseCliOptions ao;
+  CLI::App* advise_cmd = app.add_subcommand(
+      "advise", "Search the configurations a scenario leaves open and recommend one (docs/advise.md)");
+  advise_cmd->add_option("scenario", ao.scenario, "Scenario YAML file")->required();
+  advise_cmd->add_option("--objective", ao.objective, "step, throughput (the default), gpu_hours or goodput");
+  advise_cmd->add_option("--world-size", ao.world_sizes, "World sizes to try, comma-separated (default: the scenario's)")
+      ->delimiter(',')->check(CLI::Range(1, 1 << 20));
+  advise_cmd->add_option("--global-batch", ao.global_batch,
+                         "MIN:MAX: try gradient accumulations (powers of two) that keep the global batch in this range");
+  advise_cmd->add_option("--programs", ao.programs,
+                         "Programs to try, comma-separated: DDP, FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD, "
+                         "_HYBRID_SHARD_ZERO2 (default: every one that applies)")
+      ->delimiter(',');
+  advise_cmd->add_option("--json", ao.json, "Write every configuration and the recommendation as JSON to this file");
+  advise_cmd->add_option("--plot", ao.plot, "Write step time against peak memory per GPU as an SVG to this file");
+  advise_cmd->add_option("--top", ao.top, "Configurations printed (default 20; --json has all)")->check(CLI::Range(1, 1 << 20));
+  advise_cmd->add_option("--threads", ao.threads, "Simulations at once (default 1); the advice is the same at any count")
+      ->check(CLI::Range(1, 1024));
+
   ValidateOptions vo;
   CLI::App* validate_app = app.add_subcommand("validate", "Compare a scenario's predictions with ddpsim-real measurements");
   validate_app->add_option("--scenario", vo.scenario, "Scenario YAML file")->required();
@@ -331,6 +350,7 @@ int main(int argc, char** argv) {
     if (*calibrate_cmd) return ddpsim::cli::calibrate(co);
     if (*trace_cmd) return import_trace(trace_path, trace_scenario, trace_out);
     if (*memory_cmd) return ddpsim::cli::memory(mo);
+    if (*advise_cmd) return ddpsim::cli::advise(ao);
     if (*collectives_cmd) return xo.groups > 0 ? ddpsim::cli::collectives_together(xo) : ddpsim::cli::collectives(xo);
   } catch (const InputError& e) {
     fmt::print(stderr, "ddpsim: error: {}\n", e.what());

@@ -1,7 +1,7 @@
 #pragma once
 // The ddpsim subcommands that live in their own files: calibrate
-// (cli/calibrate_cmd.cpp), collectives (cli/collectives_cmd.cpp) and memory
-// (cli/memory_cmd.cpp).
+// (cli/calibrate_cmd.cpp), collectives (cli/collectives_cmd.cpp), memory
+// (cli/memory_cmd.cpp) and advise (cli/advise_cmd.cpp).
 
 #include <optional>
 #include <string>
@@ -51,5 +51,20 @@ struct MemoryOptions {
 /// ddpsim memory: memory per rank at the scenario's world sizes (cli/memory_cmd.cpp).
 /// Returns 1 when some row does not fit device.memory_GB.
 int memory(const MemoryOptions& o);
+
+struct AdviseCliOptions {
+  std::string scenario;
+  std::string objective = "throughput";
+  std::vector<int> world_sizes;  ///< empty: the scenario's
+  std::string global_batch;      ///< "MIN:MAX", or empty
+  std::string json;
+  std::string plot;
+  int top = 20;
+  int threads = 1;
+  std::vector<std::string> programs;  ///< empty: all that apply
+};
+
+/// ddpsim advise (cli/advise_cmd.cpp). Returns 1 when nothing fits.
+int advise(const AdviseCliOptions& o);
 
 }  // namespace ddpsim::cli

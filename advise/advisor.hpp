@@ -1,0 +1,95 @@
+#pragma once
+// ddpsim advise: the configurations a scenario leaves open, each simulated,
+// those that do not fit in memory dropped, the rest ranked by an objective,
+// and the reasons the winner won (docs/advise.md).
+//
+// The axes: the program (DDP, or FSDP with each sharding strategy that
+// applies), DDP's bucket_cap_mb, gradient accumulation (keeping the global
+// batch in a range), the world size, activation checkpointing (none, or the
+// model's blocks) and, with a failures section, the checkpoint interval
+// (the scenario's or Daly's optimum, whichever the simulated failures leave
+// more goodput with). Every configuration is a variant of the scenario's
+// file, loaded and validated as that file would be (scenarios/variant.hpp).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scenarios/scenario.hpp"
+
+namespace ddpsim::advise {
+
+/// What the ranking minimises or maximises.
+enum class Objective : std::uint8_t {
+  kStep,        ///< optimizer step time, lower is better
+  kThroughput,  ///< samples a second, higher is better
+  kGpuHours,    ///< GPU-hours a million samples, lower is better
+  kGoodput,     ///< samples a second times the goodput failures leave (a failures section), higher is better
+};
+std::string_view to_string(Objective o);
+std::optional<Objective> parse_objective(std::string_view name);
+
+struct AdviseOptions {
+  Objective objective = Objective::kThroughput;
+  std::vector<int> world_sizes;                 ///< empty: the scenario's
+  std::optional<std::int64_t> global_batch_min;  ///< with max: the range accumulation keeps the global batch in
+  std::optional<std::int64_t> global_batch_max;
+  int threads = 1;  ///< simulations at once; the advice is the same at any count
+  /// Programs to try ("DDP", "FULL_SHARD", ...); empty: every one that applies.
+  std::vector<std::string> programs;
+};
+
+/// The programs advise knows, PyTorch's names: DDP and FSDP's sharding strategies.
+const std::vector<std::string>& known_programs();
+
+/// One configuration: what differs from the scenario.
+struct Configuration {
+  std::string program;  ///< "DDP" or the FSDP sharding strategy, PyTorch's name
+  double bucket_cap_mb = 25;  ///< DDP only
+  int accumulation = 1;
+  int world_size = 1;
+  bool checkpointing = false;  ///< activation checkpointing of the model's blocks
+  std::optional<double> checkpoint_interval_min;  ///< with a failures section
+  bool fsdp() const { return program != "DDP"; }
+  /// "DDP cap 25 MiB, accum 1, W=8" and so on, the same text for the same configuration.
+  std::string describe() const;
+};
+
+/// What the simulation of one configuration predicts.
+struct Evaluated {
+  Configuration config;
+  std::int64_t global_batch = 0;
+  std::optional<double> step_ms;  ///< none: it did not complete (out of memory, a hang)
+  double samples_per_s = 0;
+  double efficiency = 0;        ///< t1 / tW at this configuration's other settings
+  double exposed_comm_ms = 0;   ///< rank 0's, per step
+  std::int64_t peak_bytes = 0;  ///< predicted peak memory per GPU
+  std::int64_t model_state_bytes = 0;  ///< parameters, gradients, optimizer states (and DDP's buckets)
+  std::optional<double> goodput;       ///< with a failures section: useful / wall time
+  bool fits = true;
+  std::string outcome = "completed";  ///< or "hang", "crash" (out of memory among them)
+  double objective = 0;  ///< in the objective's unit
+};
+
+struct Advice {
+  std::string scenario;
+  Objective objective = Objective::kThroughput;
+  std::optional<std::int64_t> device_bytes;
+  double scenario_cap_mb = 25;     ///< the scenario's (first) bucket_cap_mb, what a cap is compared with
+  std::vector<std::string> axes;   ///< what was searched, a line each
+  std::vector<Evaluated> ranked;   ///< those that fit and completed, best first
+  std::vector<Evaluated> dropped;  ///< those that did not fit, least over first
+  std::vector<std::string> reasons;  ///< why the first of `ranked` won, most decisive first
+};
+
+/// Searches `scenario_path`'s open configurations. Throws
+/// scenarios::InputError for options the scenario cannot take (the goodput
+/// objective without a failures section, a global batch range no
+/// configuration reaches).
+Advice advise(const std::string& scenario_path, const AdviseOptions& options);
+
+/// Higher is better for this objective.
+bool higher_is_better(Objective o);
+
+}  // namespace ddpsim::advise

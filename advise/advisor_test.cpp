@@ -1,0 +1,119 @@
+// ddpsim advise on scenarios whose answer is known before the search
+// (tests/advise/*.yaml; docs/advise.md).
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "advise/advise_report.hpp"
+#include "advise/advisor.hpp"
+#include "scenarios/input_error.hpp"
+
+using namespace ddpsim;
+using advise::AdviseOptions;
+using advise::Evaluated;
+
+namespace {
+
+std::string fixture(const char* name) { return std::string(DDPSIM_SOURCE_DIR) + "/tests/advise/" + name; }
+
+bool mentions(const std::vector<std::string>& reasons, const std::string& what) {
+  return std::any_of(reasons.begin(), reasons.end(), [&](const std::string& r) { return r.find(what) != std::string::npos; });
+}
+
+}  // namespace
+
+TEST_CASE("a model too big for DDP's memory goes to FSDP, and the advice says by how much DDP is over") {
+  const advise::Advice a = advise::advise(fixture("too_big_for_ddp.yaml"), {});
+  REQUIRE_FALSE(a.ranked.empty());
+  CHECK(a.ranked.front().config.fsdp());
+  for (const Evaluated& e : a.ranked) CHECK(e.config.fsdp());  // no DDP configuration fits
+  const auto ddp_dropped = std::count_if(a.dropped.begin(), a.dropped.end(), [](const Evaluated& e) {
+    return !e.config.fsdp() && !e.fits;
+  });
+  CHECK(ddp_dropped == 10);  // 5 caps, with and without activation checkpointing
+  REQUIRE_FALSE(a.reasons.empty());
+  CHECK(a.reasons[0].find("DDP needs 40.5 GiB per GPU at W=8") != std::string::npos);
+  CHECK(a.reasons[0].find("40.0 GiB available") != std::string::npos);
+}
+
+TEST_CASE("a small model on a fast network stays on DDP") {
+  const advise::Advice a = advise::advise(fixture("small_model_fast_network.yaml"), {});
+  REQUIRE_FALSE(a.ranked.empty());
+  CHECK(a.ranked.front().config.program == "DDP");
+  CHECK(a.dropped.empty());
+  CHECK(mentions(a.reasons, "DDP over FSDP"));
+}
+
+TEST_CASE("a slow network with small buckets moves the cap up") {
+  AdviseOptions o;
+  o.programs = {"DDP"};
+  const advise::Advice a = advise::advise(fixture("slow_network_small_buckets.yaml"), o);
+  REQUIRE_FALSE(a.ranked.empty());
+  CHECK(a.scenario_cap_mb == 1);
+  CHECK(a.ranked.front().config.bucket_cap_mb > 1);
+  CHECK(a.ranked.back().config.bucket_cap_mb == 1);  // the scenario's own cap is the worst
+  CHECK(mentions(a.reasons, "rather than the scenario's 1"));
+  // With every program open the best DDP configuration still moves the cap up.
+  const advise::Advice all = advise::advise(fixture("slow_network_small_buckets.yaml"), {});
+  const auto best_ddp = std::find_if(all.ranked.begin(), all.ranked.end(), [](const Evaluated& e) { return !e.config.fsdp(); });
+  REQUIRE(best_ddp != all.ranked.end());
+  CHECK(best_ddp->config.bucket_cap_mb > 1);
+}
+
+TEST_CASE("gradient accumulation wins where the network is the bottleneck and the batch range allows it") {
+  AdviseOptions o;
+  o.global_batch_min = 256;
+  o.global_batch_max = 2048;
+  const advise::Advice a = advise::advise(fixture("network_bound_accumulation.yaml"), o);
+  REQUIRE_FALSE(a.ranked.empty());
+  CHECK(a.ranked.front().config.accumulation > 1);
+  CHECK(mentions(a.reasons, "gradient accumulation"));
+  for (const Evaluated& e : a.ranked) {
+    CHECK(e.global_batch >= 256);
+    CHECK(e.global_batch <= 2048);
+  }
+  // Without a batch range the scenario's accumulation (1) is the only one.
+  const advise::Advice fixed = advise::advise(fixture("network_bound_accumulation.yaml"), {});
+  for (const Evaluated& e : fixed.ranked) CHECK(e.config.accumulation == 1);
+}
+
+TEST_CASE("the advice is the same at any thread count, byte for byte") {
+  AdviseOptions one, two;
+  two.threads = 2;
+  one.global_batch_min = two.global_batch_min = 256;
+  one.global_batch_max = two.global_batch_max = 1024;
+  const std::string path = fixture("network_bound_accumulation.yaml");
+  CHECK(advise::to_json(advise::advise(path, one)).dump() == advise::to_json(advise::advise(path, two)).dump());
+}
+
+TEST_CASE("goodput: each configuration's checkpoint interval is the scenario's or Daly's, whichever leaves more") {
+  AdviseOptions o;
+  o.objective = advise::Objective::kGoodput;
+  o.programs = {"DDP"};
+  const advise::Advice a = advise::advise(std::string(DDPSIM_SOURCE_DIR) + "/scenarios/restart_8gpu.yaml", o);
+  REQUIRE_FALSE(a.ranked.empty());
+  for (const Evaluated& e : a.ranked) {
+    REQUIRE(e.goodput);
+    CHECK(*e.goodput > 0);
+    CHECK(*e.goodput < 1);
+    CHECK(e.config.checkpoint_interval_min);
+    CHECK(e.objective == doctest::Approx(e.samples_per_s * *e.goodput));
+  }
+}
+
+TEST_CASE("advise refuses what it cannot do, at the option") {
+  AdviseOptions goodput;
+  goodput.objective = advise::Objective::kGoodput;
+  CHECK_THROWS_AS(advise::advise(fixture("small_model_fast_network.yaml"), goodput), scenarios::InputError);
+  AdviseOptions unknown;
+  unknown.programs = {"ZERO3"};
+  CHECK_THROWS_AS(advise::advise(fixture("small_model_fast_network.yaml"), unknown), scenarios::InputError);
+  AdviseOptions hybrid_one_node;
+  hybrid_one_node.programs = {"HYBRID_SHARD"};
+  CHECK_THROWS_AS(advise::advise(fixture("small_model_fast_network.yaml"), hybrid_one_node), scenarios::InputError);
+  AdviseOptions unreachable;
+  unreachable.global_batch_min = 1;
+  unreachable.global_batch_max = 100;  // local batch 32 on 8 ranks is 256 at least
+  CHECK_THROWS_AS(advise::advise(fixture("small_model_fast_network.yaml"), unreachable), scenarios::InputError);
+}

@@ -1,0 +1,59 @@
+// ddpsim advise (cli/subcommands.hpp): the configurations a scenario leaves
+// open, ranked by an objective, with the reasons for the first
+// (advise/advisor.hpp, docs/advise.md).
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <iostream>
+
+#include "advise/advise_report.hpp"
+#include "advise/advisor.hpp"
+#include "cli/cli_io.hpp"
+#include "cli/subcommands.hpp"
+#include "scenarios/input_error.hpp"
+
+namespace ddpsim::cli {
+namespace {
+
+using scenarios::InputError;
+
+std::int64_t batch_bound(const std::string& range, std::string_view part) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+  if (ec != std::errc() || end != part.data() + part.size() || v < 1) {
+    throw InputError({"the command line", 0, 0}, "--global-batch", range,
+                     "expected MIN:MAX, two positive integers with MIN <= MAX (e.g. 256:1024)");
+  }
+  return v;
+}
+
+}  // namespace
+
+int advise(const AdviseCliOptions& o) {
+  advise::AdviseOptions options;
+  const auto objective = advise::parse_objective(o.objective);
+  if (!objective) {
+    throw InputError({"the command line", 0, 0}, "--objective", o.objective,
+                     "expected one of step, throughput, gpu_hours, goodput");
+  }
+  options.objective = *objective;
+  options.world_sizes = o.world_sizes;
+  options.threads = o.threads;
+  options.programs = o.programs;
+  if (!o.global_batch.empty()) {
+    const auto colon = o.global_batch.find(':');
+    const std::string_view text(o.global_batch);
+    if (colon == std::string::npos) batch_bound(o.global_batch, "");
+    options.global_batch_min = batch_bound(o.global_batch, text.substr(0, colon));
+    options.global_batch_max = batch_bound(o.global_batch, text.substr(colon + 1));
+    if (*options.global_batch_min > *options.global_batch_max) batch_bound(o.global_batch, "");
+  }
+  const advise::Advice a = advise::advise(o.scenario, options);
+  advise::write_text(std::cout, a, o.top);
+  if (!o.json.empty()) write_file(o.json, advise::to_json(a).dump(2) + "\n");
+  if (!o.plot.empty()) write_file(o.plot, advise::to_svg(a));
+  return a.ranked.empty() ? 1 : 0;
+}
+
+}  // namespace ddpsim::cli
