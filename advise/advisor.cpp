@@ -20,7 +20,7 @@ using scenarios::KeyEdit;
 
 constexpr double kDefaultCaps[] = {1, 5, 25, 50, 100};
 constexpr std::int64_t kMaxAccumulation = 1 << 20;
-constexpr int kMeasuredIterations = 10;  // after warm-up: a healthy step repeats, so more add nothing but time
+constexpr int kMeasuredIterations = 3;  // after warm-up: a healthy step repeats, so more add nothing but time
 
 // The model's blocks as module-path patterns: for each parameter, its path
 // up to the first numbered component ("transformer.h.3.attn.c_attn.weight"
