@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "advise/reasons.hpp"
@@ -203,6 +204,60 @@ void run_variant(scenarios::Scenario s, const Variant& v, int accumulation, std:
   for (const scenarios::SweepRow& row : r.rows) out.push_back(evaluate_row(s, row, c, o.objective));
 }
 
+// A process's results for the others, exactly: doubles as JSON writes them
+// (shortest round-trip form), each tagged with its sweep's index.
+nlohmann::json to_wire(const Evaluated& e, std::size_t unit) {
+  const Configuration& c = e.config;
+  nlohmann::json j{{"u", unit},         {"p", c.program},  {"cap", c.bucket_cap_mb}, {"a", c.accumulation},
+                   {"w", c.world_size}, {"ac", c.checkpointing}, {"gb", e.global_batch}, {"sps", e.samples_per_s},
+                   {"eff", e.efficiency}, {"exp", e.exposed_comm_ms}, {"peak", e.peak_bytes},
+                   {"states", e.model_state_bytes}, {"fits", e.fits}, {"out", e.outcome}, {"obj", e.objective}};
+  if (c.checkpoint_interval_min) j["ckpt"] = *c.checkpoint_interval_min;
+  if (e.step_ms) j["step"] = *e.step_ms;
+  if (e.goodput) j["good"] = *e.goodput;
+  return j;
+}
+
+Evaluated from_wire(const nlohmann::json& j) {
+  Evaluated e;
+  Configuration& c = e.config;
+  c.program = j.at("p").get<std::string>();
+  c.bucket_cap_mb = j.at("cap").get<double>();
+  c.accumulation = j.at("a").get<int>();
+  c.world_size = j.at("w").get<int>();
+  c.checkpointing = j.at("ac").get<bool>();
+  if (j.contains("ckpt")) c.checkpoint_interval_min = j["ckpt"].get<double>();
+  e.global_batch = j.at("gb").get<std::int64_t>();
+  if (j.contains("step")) e.step_ms = j["step"].get<double>();
+  if (j.contains("good")) e.goodput = j["good"].get<double>();
+  e.samples_per_s = j.at("sps").get<double>();
+  e.efficiency = j.at("eff").get<double>();
+  e.exposed_comm_ms = j.at("exp").get<double>();
+  e.peak_bytes = j.at("peak").get<std::int64_t>();
+  e.model_state_bytes = j.at("states").get<std::int64_t>();
+  e.fits = j.at("fits").get<bool>();
+  e.outcome = j.at("out").get<std::string>();
+  e.objective = j.at("obj").get<double>();
+  return e;
+}
+
+// Every process's results on the first, in sweep order: what one process
+// would have found, in the order it would have found them.
+std::vector<Evaluated> gather_results(const Partition& p, const std::vector<std::pair<std::size_t, Evaluated>>& mine) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& [unit, e] : mine) list.push_back(to_wire(e, unit));
+  const std::vector<std::string> parts = p.gather(list.dump());
+  std::vector<std::pair<std::size_t, Evaluated>> all;
+  if (p.index != 0) return {};
+  for (const std::string& part : parts) {
+    for (const nlohmann::json& j : nlohmann::json::parse(part)) all.emplace_back(j.at("u").get<std::size_t>(), from_wire(j));
+  }
+  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Evaluated> out;
+  for (auto& [unit, e] : all) out.push_back(std::move(e));
+  return out;
+}
+
 std::vector<std::string> describe_axes(const std::vector<Variant>& vs, const std::vector<double>& caps,
                                        const std::vector<int>& accs, const std::vector<int>& worlds,
                                        const std::vector<std::string>& blocks, const scenarios::Scenario& base) {
@@ -284,17 +339,45 @@ Advice advise(const std::string& scenario_path, const AdviseOptions& o) {
   }
   const std::vector<int> accs = accumulations(base, o, worlds);
   const std::vector<double> caps = cap_axis(base);
-  std::vector<Evaluated> all;
+  std::vector<std::pair<std::size_t, Evaluated>> mine;  // (sweep index, result): this process's share
+  std::vector<std::string> left_out;  // variants the loader refuses (e.g. FSDP with a straggler model)
+  std::size_t unit = 0;
+  const Partition& part = o.partition;
   for (const Variant& v : vs) {
-    const scenarios::Scenario s = scenarios::parse_variant(text, scenario_path, v.edits);
-    for (int a : accs) run_variant(s, v, a, worlds, caps, o, all);
+    std::optional<scenarios::Scenario> s;
+    try {
+      s = scenarios::parse_variant(text, scenario_path, v.edits);
+    } catch (const InputError& e) {
+      if (vs.size() == 1) throw;
+      std::string why = e.what();
+      if (const auto at = why.find(": key '"); at != std::string::npos) why = why.substr(at + 2);
+      const std::string note = fmt::format("{}: left out, the scenario refuses it: {}", v.program, why);
+      if (std::find(left_out.begin(), left_out.end(), note) == left_out.end()) left_out.push_back(note);
+      continue;
+    }
+    for (int a : accs) {
+      const std::size_t u = unit++;
+      if (static_cast<int>(u % static_cast<std::size_t>(part.count)) != part.index) continue;
+      std::vector<Evaluated> found;
+      run_variant(*s, v, a, worlds, caps, o, found);
+      for (Evaluated& e : found) mine.emplace_back(u, std::move(e));
+    }
+  }
+  std::vector<Evaluated> all;
+  if (part.count > 1) {
+    all = gather_results(part, mine);
+  } else {
+    for (auto& [u, e] : mine) all.push_back(std::move(e));
   }
   Advice advice;
+  advice.complete = part.index == 0;
+  if (!advice.complete) return advice;
   advice.scenario = base.name;
   advice.objective = o.objective;
   advice.device_bytes = base.memory.device_bytes;
   advice.scenario_cap_mb = base.sweep.bucket_caps_mb.front();
   advice.axes = describe_axes(vs, caps, accs, worlds, blocks, base);
+  advice.axes.insert(advice.axes.end(), left_out.begin(), left_out.end());
   for (Evaluated& e : all) (e.fits && e.step_ms ? advice.ranked : advice.dropped).push_back(std::move(e));
   const bool higher = higher_is_better(o.objective);
   std::stable_sort(advice.ranked.begin(), advice.ranked.end(), [&](const Evaluated& a, const Evaluated& b) {

@@ -12,6 +12,7 @@
 // file, loaded and validated as that file would be (scenarios/variant.hpp).
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,17 @@ enum class Objective : std::uint8_t {
 std::string_view to_string(Objective o);
 std::optional<Objective> parse_objective(std::string_view name);
 
+/// The search split over processes (mpirun, srun): this process's index
+/// and their count. Each process simulates its share of the sweeps (every
+/// count-th); `gather` takes this process's results (text) and returns, on
+/// index 0, every process's in index order. The advice on index 0 is what
+/// one process gives, byte for byte; elsewhere it is empty.
+struct Partition {
+  int index = 0;
+  int count = 1;
+  std::function<std::vector<std::string>(const std::string&)> gather;
+};
+
 struct AdviseOptions {
   Objective objective = Objective::kThroughput;
   std::vector<int> world_sizes;                 ///< empty: the scenario's
@@ -38,6 +50,7 @@ struct AdviseOptions {
   int threads = 1;  ///< simulations at once; the advice is the same at any count
   /// Programs to try ("DDP", "FULL_SHARD", ...); empty: every one that applies.
   std::vector<std::string> programs;
+  Partition partition;
 };
 
 /// The programs advise knows, PyTorch's names: DDP and FSDP's sharding strategies.
@@ -73,6 +86,7 @@ struct Evaluated {
 };
 
 struct Advice {
+  bool complete = true;  ///< false on a process other than the partition's first: nothing to report
   std::string scenario;
   Objective objective = Objective::kThroughput;
   std::optional<std::int64_t> device_bytes;

@@ -117,3 +117,36 @@ TEST_CASE("advise refuses what it cannot do, at the option") {
   unreachable.global_batch_max = 100;  // local batch 32 on 8 ranks is 256 at least
   CHECK_THROWS_AS(advise::advise(fixture("small_model_fast_network.yaml"), unreachable), scenarios::InputError);
 }
+
+TEST_CASE("the search split over 3 processes gathers to the advice of one, byte for byte") {
+  AdviseOptions o;
+  o.global_batch_min = 256;
+  o.global_batch_max = 2048;
+  const std::string path = fixture("network_bound_accumulation.yaml");
+  const std::string one = advise::to_json(advise::advise(path, o)).dump();
+  std::vector<std::string> shares(3);
+  for (int index : {1, 2}) {  // the other processes hand their share to the gather and report nothing
+    AdviseOptions p = o;
+    p.partition = {index, 3, [&, index](const std::string& mine) {
+                     shares[static_cast<std::size_t>(index)] = mine;
+                     return std::vector<std::string>{};
+                   }};
+    CHECK_FALSE(advise::advise(path, p).complete);
+  }
+  AdviseOptions first = o;
+  first.partition = {0, 3, [&](const std::string& mine) {
+                       shares[0] = mine;
+                       return shares;
+                     }};
+  const advise::Advice gathered = advise::advise(path, first);
+  CHECK(gathered.complete);
+  CHECK(advise::to_json(gathered).dump() == one);
+  CHECK(shares[1] != "[]");  // each process did a share
+  CHECK(shares[2] != "[]");
+}
+
+TEST_CASE("a program the scenario refuses is left out, and said so") {
+  const advise::Advice a = advise::advise(std::string(DDPSIM_SOURCE_DIR) + "/scenarios/jitter_stragglers.yaml", {});
+  CHECK(mentions(a.axes, "FULL_SHARD: left out, the scenario refuses it: key 'straggler.model'"));
+  for (const Evaluated& e : a.ranked) CHECK(e.config.program == "DDP");
+}

@@ -10,6 +10,7 @@
 #include "advise/advise_report.hpp"
 #include "advise/advisor.hpp"
 #include "cli/cli_io.hpp"
+#include "cli/mpi_session.hpp"
 #include "cli/subcommands.hpp"
 #include "scenarios/input_error.hpp"
 
@@ -30,7 +31,7 @@ std::int64_t batch_bound(const std::string& range, std::string_view part) {
 
 }  // namespace
 
-int advise(const AdviseCliOptions& o) {
+int advise(const AdviseCliOptions& o, const MpiSession& mpi) {
   advise::AdviseOptions options;
   const auto objective = advise::parse_objective(o.objective);
   if (!objective) {
@@ -49,7 +50,9 @@ int advise(const AdviseCliOptions& o) {
     options.global_batch_max = batch_bound(o.global_batch, text.substr(colon + 1));
     if (*options.global_batch_min > *options.global_batch_max) batch_bound(o.global_batch, "");
   }
+  options.partition = {mpi.rank(), mpi.size(), [&mpi](const std::string& mine) { return mpi.gather(mine); }};
   const advise::Advice a = advise::advise(o.scenario, options);
+  if (!a.complete) return 0;  // another process prints
   advise::write_text(std::cout, a, o.top);
   if (!o.json.empty()) write_file(o.json, advise::to_json(a).dump(2) + "\n");
   if (!o.plot.empty()) write_file(o.plot, advise::to_svg(a));

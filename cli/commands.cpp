@@ -1,6 +1,7 @@
 #include "cli/commands.hpp"
 
 #include "cli/cli_io.hpp"
+#include "cli/mpi_session.hpp"
 #include "cli/subcommands.hpp"
 
 #include <CLI/CLI.hpp>
@@ -341,6 +342,14 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  // Under mpirun or srun: advise splits its search over the processes; any
+  // other command runs on rank 0 alone, so its output is one process's.
+  const ddpsim::cli::MpiSession mpi;
+  if (mpi.size() > 1 && !*advise_cmd) {
+    if (mpi.rank() != 0) return 0;
+    fmt::print(stderr, "ddpsim: {} MPI processes: only advise splits its work; rank 0 runs this command alone\n",
+               mpi.size());
+  }
   try {
     if (*run_cmd) return run(run_opt);
     if (*check_cmd) return check(check_path);
@@ -350,7 +359,7 @@ int main(int argc, char** argv) {
     if (*calibrate_cmd) return ddpsim::cli::calibrate(co);
     if (*trace_cmd) return import_trace(trace_path, trace_scenario, trace_out);
     if (*memory_cmd) return ddpsim::cli::memory(mo);
-    if (*advise_cmd) return ddpsim::cli::advise(ao);
+    if (*advise_cmd) return ddpsim::cli::advise(ao, mpi);
     if (*collectives_cmd) return xo.groups > 0 ? ddpsim::cli::collectives_together(xo) : ddpsim::cli::collectives(xo);
   } catch (const InputError& e) {
     fmt::print(stderr, "ddpsim: error: {}\n", e.what());

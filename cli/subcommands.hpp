@@ -64,7 +64,9 @@ struct AdviseCliOptions {
   std::vector<std::string> programs;  ///< empty: all that apply
 };
 
-/// ddpsim advise (cli/advise_cmd.cpp). Returns 1 when nothing fits.
-int advise(const AdviseCliOptions& o);
+class MpiSession;
+/// ddpsim advise (cli/advise_cmd.cpp), its search split over `mpi`'s
+/// processes; rank 0 prints and writes. Returns 1 when nothing fits.
+int advise(const AdviseCliOptions& o, const MpiSession& mpi);
 
 }  // namespace ddpsim::cli
