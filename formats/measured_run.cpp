@@ -1,5 +1,7 @@
 #include "formats/measured_run.hpp"
 
+#include "formats/json_fields.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 namespace ddpsim::formats {
 namespace {
 
+using detail::integer;
 using Json = nlohmann::json;
 using Ordered = nlohmann::ordered_json;
 
@@ -30,29 +33,6 @@ constexpr OptionalField kAfterWait[] = {{"forward_compute_ms", &MeasuredStep::fo
                                         {"backward_comm_ms", &MeasuredStep::backward_comm_ms},
                                         {"backward_overlap_ms", &MeasuredStep::backward_overlap_ms},
                                         {"optimizer_ms", &MeasuredStep::optimizer_ms}};
-
-// An integer field within T's range: a JSON integer, or a number with an
-// integral value (nlohmann's get<int> would convert 1e78 with undefined behaviour).
-template <class T>
-T integer(const Json& v, const char* key) {
-  constexpr double kExact = 9007199254740992.0;  // 2^53: every integer up to it is a double
-  double d = 0;
-  if (v.is_number_unsigned()) {
-    d = static_cast<double>(std::min<std::uint64_t>(v.get<std::uint64_t>(), std::uint64_t{1} << 62));
-  } else if (v.is_number_integer()) {
-    d = static_cast<double>(v.get<std::int64_t>());
-  } else if (v.is_number_float()) {
-    d = v.get<double>();
-  } else {
-    throw FormatError("", key, fmt::format("expected an integer, got {}", v.type_name()));
-  }
-  const double lo = std::max(-kExact, static_cast<double>(std::numeric_limits<T>::min()));
-  const double hi = std::min(kExact, static_cast<double>(std::numeric_limits<T>::max()));
-  if (!(d >= lo && d <= hi) || d != std::floor(d)) {
-    throw FormatError("", key, fmt::format("expected an integer from {:.0f} to {:.0f}", lo, hi));
-  }
-  return static_cast<T>(d);
-}
 
 template <class T>
 void read_if(const Json& j, const char* key, T& out) {
