@@ -47,6 +47,7 @@ struct RunOptions {
   std::string schedule;   ///< the engine's schedule for every-rank runs; empty: levelized or chosen per job
   int threads = 0;        ///< 0: one per core
   int trace_ranks = 256;  ///< ranks per run in the trace; 0: all
+  std::string flight_recorder;  ///< a folder for the failed rows' flight-recorder dumps
 };
 
 int run(const RunOptions& opt) {
@@ -83,6 +84,11 @@ int run(const RunOptions& opt) {
     ddpsim::scenarios::write_csv(csv, scenario, result);
   }
   if (!opt.plot.empty()) write_file(opt.plot, ddpsim::scenarios::sweep_svg(scenario, result));
+  if (!opt.flight_recorder.empty()) {
+    for (const std::string& dir : ddpsim::cli::write_flight_dumps(scenario, result, opt.flight_recorder)) {
+      fmt::print(stderr, "ddpsim: flight-recorder dumps in {} (ddpsim explain {})\n", dir, dir);
+    }
+  }
   return 0;
 }
 
@@ -190,6 +196,9 @@ int main(int argc, char** argv) {
   CLI::App* run_cmd = app.add_subcommand("run", "Simulate a scenario and print its scaling table");
   run_cmd->add_option("scenario", run_opt.scenario, "Scenario YAML file")->required();
   run_cmd->add_option("--json", run_opt.json, "Write the machine-readable result to this file");
+  run_cmd->add_option("--flight-recorder", run_opt.flight_recorder,
+                      "For a row that hangs or crashes: each rank's NCCL flight-recorder dump (PyTorch's JSON form) "
+                      "in DIR/W<w>, as the watchdog would leave it");
   run_cmd->add_option("--trace", run_opt.trace, "Write a Chrome/Perfetto trace (ui.perfetto.dev) to this file");
   run_cmd->add_option("--csv", run_opt.csv, "Write the scaling table as CSV to this file");
   run_cmd->add_option("--plot", run_opt.plot, "Write step time and scaling efficiency against W as an SVG plot");
@@ -294,6 +303,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20));
   memory_cmd->add_option("--json", mo.json, "Write the rows as JSON to this file");
 
+  std::string explain_dir;
+  CLI::App* explain_cmd = app.add_subcommand(
+      "explain", "Explain a hang from flight-recorder dumps (PyTorch 2.5+'s JSON form, or ddpsim run --flight-recorder)");
+  explain_cmd->add_option("dir", explain_dir, "Folder of dumps, one a rank, named PREFIX<rank>")->required();
+
   ddpsim::cli::AdviseCliOptions ao;
   CLI::App* advise_cmd = app.add_subcommand(
       "advise", "Search the configurations a scenario leaves open and recommend one (docs/advise.md)");
@@ -360,6 +374,7 @@ int main(int argc, char** argv) {
     if (*trace_cmd) return import_trace(trace_path, trace_scenario, trace_out);
     if (*memory_cmd) return ddpsim::cli::memory(mo);
     if (*advise_cmd) return ddpsim::cli::advise(ao, mpi);
+    if (*explain_cmd) return ddpsim::cli::explain(explain_dir);
     if (*collectives_cmd) return xo.groups > 0 ? ddpsim::cli::collectives_together(xo) : ddpsim::cli::collectives(xo);
   } catch (const InputError& e) {
     fmt::print(stderr, "ddpsim: error: {}\n", e.what());

@@ -3,9 +3,15 @@
 // (cli/calibrate_cmd.cpp), collectives (cli/collectives_cmd.cpp), memory
 // (cli/memory_cmd.cpp) and advise (cli/advise_cmd.cpp).
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace ddpsim::scenarios {
+struct Scenario;
+struct SweepResult;
+}  // namespace ddpsim::scenarios
 
 namespace ddpsim::cli {
 
@@ -63,6 +69,16 @@ struct AdviseCliOptions {
   int threads = 1;
   std::vector<std::string> programs;  ///< empty: all that apply
 };
+
+/// Entries a simulated flight recorder keeps a rank (TORCH_NCCL_TRACE_BUFFER_SIZE's suggested 2000).
+inline constexpr std::size_t kFlightRecorderEntries = 2000;
+/// ddpsim run --flight-recorder DIR: each row that hung or crashed in a
+/// collective run again with a flight recorder, its ranks' dumps written to
+/// DIR/W<w> (DIR/cap<c>_W<w> in a bucket sweep). Returns the folders.
+std::vector<std::string> write_flight_dumps(const scenarios::Scenario& s, const scenarios::SweepResult& result,
+                                            const std::string& dir);
+/// ddpsim explain DIR: the hang report from a folder of flight-recorder dumps (cli/flight_cmd.cpp).
+int explain(const std::string& dir);
 
 class MpiSession;
 /// ddpsim advise (cli/advise_cmd.cpp), its search split over `mpi`'s

@@ -185,8 +185,10 @@ std::string to_json(const FlightRecord& r) {
   for (std::size_t i = 0; i < r.entries.size(); ++i) {
     const FrEntry& e = r.entries[i];
     const auto opt = [](const auto& v) { return v ? Ordered(*v) : Ordered(nullptr); };
+    const bool numeric = !e.pg_id.empty() && e.pg_id.size() < 10 &&
+                         std::all_of(e.pg_id.begin(), e.pg_id.end(), [](char c) { return c >= '0' && c <= '9'; });
     Ordered x{{"record_id", e.record_id},
-              {"pg_id", e.pg_id},
+              {"pg_id", numeric ? Ordered(std::stoi(e.pg_id)) : Ordered(e.pg_id)},  // PyTorch writes an integer
               {"process_group", {e.pg_id, e.pg_desc}},
               {"collective_seq_id", e.collective_seq_id},
               {"p2p_seq_id", e.p2p_seq_id},

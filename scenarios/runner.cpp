@@ -262,6 +262,17 @@ void with_timer(const Scenario& scenario, const SweepAxes& axes, const std::func
   if (stats != nullptr) *stats = s;
 }
 
+models::RunResult rerun_row(const Scenario& scenario, const SweepRow& row, sim::Observer& observer) {
+  const SweepAxes axes{{row.bucket_cap_mb}, {row.run.world_size}};
+  models::RunResult out;
+  with_timer(scenario, axes, [&](models::CollectiveTimer* timer) {
+    exec::ExecutionPolicy policy;
+    policy.timer = timer;
+    out = simulate(scenario, *row.job, row.run.world_size, policy, &observer);
+  });
+  return out;
+}
+
 SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace, int threads,
                          const exec::ExecutionPolicy& policy) {
   return run_sweep(scenario, scenario.sweep, trace, threads, policy);

@@ -71,6 +71,11 @@ SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace
 SweepResult run_sweep(const Scenario& scenario, const SweepAxes& axes, sim::ChromeTraceWriter* trace = nullptr,
                       int threads = 1, const exec::ExecutionPolicy& policy = {});
 
+/// Runs `row` again, its job at its world size on the engine in time order,
+/// with `observer` seeing every operation: the same result as the row's
+/// (ddpsim run --flight-recorder records a failed row's collectives this way).
+models::RunResult rerun_row(const Scenario& scenario, const SweepRow& row, sim::Observer& observer);
+
 /// Runs `body` with the scenario's engine: a null timer for the analytic
 /// engine, or inside SimGrid (once per process, netsim/simgrid_engine.hpp)
 /// with its timer, whose statistics land in `stats`. Every run of the

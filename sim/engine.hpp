@@ -36,6 +36,7 @@ struct OpRecord {
   Collective collective;
   std::uint64_t group_seq = 0;  ///< per-group sequence number of the collective
   Time arrival;                 ///< joined the rendezvous (collectives only)
+  GroupId group = 0;            ///< the collective's process group (collectives only)
 };
 
 class Observer {

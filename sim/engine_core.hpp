@@ -303,7 +303,8 @@ struct Machine : Engine::Impl {
                          .is_collective = op.is_collective,
                          .collective = op.collective(),
                          .group_seq = op.group_seq,
-                         .arrival = arrival};
+                         .arrival = arrival,
+                         .group = op.group};
       for (Observer* o : observers) o->on_op(rec);
     }
     ++st.completed;

@@ -1,0 +1,50 @@
+// ddpsim run --flight-recorder DIR and ddpsim explain DIR
+// (cli/subcommands.hpp; docs/flight-recorder.md).
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "cli/subcommands.hpp"
+#include "formats/flight_recorder.hpp"
+#include "scenarios/input_error.hpp"
+#include "scenarios/runner.hpp"
+#include "validate/explain.hpp"
+#include "validate/flight_dump.hpp"
+
+namespace ddpsim::cli {
+
+std::vector<std::string> write_flight_dumps(const scenarios::Scenario& s, const scenarios::SweepResult& result,
+                                            const std::string& dir) {
+  std::vector<std::string> written;
+  for (const scenarios::SweepRow& row : result.rows) {
+    if (row.run.outcome == models::Outcome::kCompleted || !row.run.failure) continue;  // no collective to explain
+    validate::CollectiveRecorder recorder(row.run.world_size, kFlightRecorderEntries);
+    const models::RunResult again = scenarios::rerun_row(s, row, recorder);
+    const std::string where =
+        (std::filesystem::path(dir) /
+         (result.bucket_sweep ? fmt::format("cap{:g}_W{}", row.bucket_cap_mb, row.run.world_size)
+                              : fmt::format("W{}", row.run.world_size)))
+            .string();
+    validate::write_flight_records(where, validate::flight_records(recorder, again, row.job->backend,
+                                                                   row.job->watchdog_timeout));
+    written.push_back(where);
+  }
+  return written;
+}
+
+int explain(const std::string& dir) {
+  std::vector<formats::FlightRecord> dumps;
+  try {
+    dumps = formats::read_flight_records(dir);
+  } catch (const formats::FormatError& e) {
+    throw scenarios::InputError({e.file(), 0, 0}, e.key(), "", std::string("expected a flight-recorder dump: ") + e.what());
+  }
+  fmt::print("# {}: {} dump(s), ranks {} to {}\n", dir, dumps.size(), dumps.front().rank, dumps.back().rank);
+  const validate::Explanation e = validate::explain(dumps);
+  validate::write_explanation(std::cout, e);
+  return 0;
+}
+
+}  // namespace ddpsim::cli
