@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "formats/json_fields.hpp"
+#include "formats/pickle.hpp"
 
 namespace ddpsim::formats {
 namespace {
@@ -212,19 +213,25 @@ std::string to_json(const FlightRecord& r) {
 }
 
 FlightRecord parse_flight_record(std::string_view text, const std::string& file) {
-  if (!text.empty() && static_cast<unsigned char>(text.front()) == 0x80) {
-    throw FormatError(file, "", "a pickle dump: ddpsim reads the JSON form. Convert it with: python3 -c \"import "
-                                "json, pickle, sys; json.dump(pickle.load(open(sys.argv[1], 'rb')), open(sys.argv[2], "
-                                "'w'))\" DUMP DUMP.json");
-  }
   FlightRecord out;
   out.rank = rank_of_name(file);
   if (out.rank < 0) throw FormatError(file, "", "expected a file name ending in the rank (nccl_trace_rank_3)");
   Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const Json::exception& e) {
-    throw FormatError(file, "", fmt::format("expected a flight-recorder dump in JSON: {}", e.what()));
+  if (!text.empty() && static_cast<unsigned char>(text.front()) == 0x80) {  // PyTorch's default: a pickle
+    try {
+      j = detail::unpickle(text);
+    } catch (const FormatError& e) {
+      throw FormatError(file, "", fmt::format("a pickle dump ddpsim cannot read ({}); convert it to JSON with: python3 "
+                                              "-c \"import json, pickle, sys; json.dump(pickle.load(open(sys.argv[1], "
+                                              "'rb')), open(sys.argv[2], 'w'))\" DUMP DUMP.json",
+                                              e.what()));
+    }
+  } else {
+    try {
+      j = Json::parse(text);
+    } catch (const Json::exception& e) {
+      throw FormatError(file, "", fmt::format("expected a flight-recorder dump in JSON: {}", e.what()));
+    }
   }
   try {
     if (!j.is_object()) throw FormatError("", "", "expected an object with version, pg_config, pg_status and entries");

@@ -84,3 +84,18 @@ TEST_CASE("a folder of dumps reads by rank; two of one rank or none at all are r
   CHECK_THROWS_AS(read_flight_records(dir.string()), FormatError);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("pickled dumps, PyTorch's default form, read as the JSON ones; what is not plain data is refused") {
+  const std::string dir = std::string(DDPSIM_SOURCE_DIR) + "/tests/flight_recorder/";
+  const std::vector<FlightRecord> pickled = read_flight_records(dir + "pickle");  // protocols 2 (torch's) and 5
+  const std::vector<FlightRecord> json = read_flight_records(dir + "tutorial");
+  REQUIRE(pickled.size() == 2);
+  for (std::size_t r = 0; r < 2; ++r) CHECK(to_json(pickled[r]) == to_json(json[r]));
+  const auto refused = [](const std::string& bytes) { return error_of(bytes, "nccl_trace_rank_0"); };
+  CHECK(refused(std::string("\x80\x02}q\x00", 5)).find("pickle byte 5: truncated") != std::string::npos);
+  CHECK(refused(std::string("\x80\x02\x63os\nsystem\n.", 14)).find("the global os.system") != std::string::npos);
+  std::string deep = "\x80\x02";
+  deep += std::string(70, ']') + std::string(69, 'a') + ".";
+  CHECK(refused(deep).find("nested deeper than 64") != std::string::npos);
+  CHECK(refused(std::string("\x80\x02h\x07.", 5)).find("memo key 7 not set") != std::string::npos);
+}
