@@ -16,6 +16,11 @@ namespace {
 
 constexpr std::int64_t kFloatBytes = 4;
 
+// A group's description in pg_config and in each entry's process_group.
+std::string group_desc(sim::GroupId group) {
+  return group == sim::kWorldGroup ? "default_pg" : fmt::format("group_{}", group);
+}
+
 // PyTorch's profiling names: the c10d op that FSDP and DDP call.
 std::string profiling_name(models::Backend backend, sim::CollectiveKind kind) {
   const char* prefix = backend == models::Backend::kGloo ? "gloo:" : "nccl:";
@@ -40,7 +45,7 @@ formats::FrEntry entry(models::Backend backend, const sim::Collective& c, int me
   formats::FrEntry e;
   e.record_id = record_id;
   e.pg_id = std::to_string(group);
-  e.pg_desc = group == sim::kWorldGroup ? "default_pg" : fmt::format("group_{}", group);
+  e.pg_desc = group_desc(group);
   e.collective_seq_id = static_cast<std::int64_t>(seq) + 1;  // PyTorch counts from 1
   e.op_id = e.collective_seq_id;
   e.profiling_name = profiling_name(backend, c.kind);
@@ -114,8 +119,7 @@ std::vector<formats::FlightRecord> flight_records(const CollectiveRecorder& reco
     formats::FlightRecord fr;
     fr.rank = r;
     for (const auto& [g, ranks] : members) {
-      fr.groups.push_back({std::to_string(g), std::to_string(g), g == sim::kWorldGroup ? "default_pg" : fmt::format("group_{}", g),
-                           std::vector<int>(ranks.begin(), ranks.end())});
+      fr.groups.push_back({std::to_string(g), std::to_string(g), group_desc(g), std::vector<int>(ranks.begin(), ranks.end())});
     }
     std::map<sim::GroupId, formats::FrStatus> status;
     std::int64_t id = 0;
