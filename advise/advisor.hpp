@@ -12,11 +12,11 @@
 // file, loaded and validated as that file would be (scenarios/variant.hpp).
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "scenarios/partition.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace ddpsim::advise {
@@ -31,16 +31,10 @@ enum class Objective : std::uint8_t {
 std::string_view to_string(Objective o);
 std::optional<Objective> parse_objective(std::string_view name);
 
-/// The search split over processes (mpirun, srun): this process's index
-/// and their count. Each process simulates its share of the sweeps (every
-/// count-th); `gather` takes this process's results (text) and returns, on
-/// index 0, every process's in index order. The advice on index 0 is what
+/// The search split over processes (mpirun, srun): each process simulates
+/// its share of the sweeps (every count-th); the advice on index 0 is what
 /// one process gives, byte for byte; elsewhere it is empty.
-struct Partition {
-  int index = 0;
-  int count = 1;
-  std::function<std::vector<std::string>(const std::string&)> gather;
-};
+using Partition = scenarios::Partition;
 
 struct AdviseOptions {
   Objective objective = Objective::kThroughput;

@@ -50,7 +50,7 @@ struct RunOptions {
   std::string flight_recorder;  ///< a folder for the failed rows' flight-recorder dumps
 };
 
-int run(const RunOptions& opt) {
+int run(const RunOptions& opt, const ddpsim::cli::MpiSession& mpi) {
   auto scenario = ddpsim::scenarios::load_scenario(opt.scenario);
   if (!opt.engine.empty()) scenario.engine = opt.engine;
   ddpsim::exec::ExecutionPolicy policy;
@@ -69,7 +69,14 @@ int run(const RunOptions& opt) {
     trace = std::make_unique<ddpsim::sim::ChromeTraceWriter>(*trace_file, ddpsim::models::op_name, opt.trace_ranks);
   }
   const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  const auto result = ddpsim::scenarios::run_scenario(scenario, trace.get(), threads, policy);
+  const ddpsim::scenarios::Partition partition{mpi.rank(), mpi.size(),
+                                               [&mpi](const std::string& mine) { return mpi.gather(mine); }};
+  if (trace && mpi.rank() == 0 && mpi.size() > 1) {
+    fmt::print(stderr, "ddpsim: with --trace, rank 0 simulates every run (the trace is written in row order)\n");
+  }
+  const auto result = ddpsim::scenarios::run_scenario(scenario, trace.get(), threads, policy, partition,
+                                                      opt.flight_recorder.empty() ? nullptr : ddpsim::cli::flight_recorder());
+  if (!result.complete) return 0;  // another process reports
   if (trace) {
     trace->finish();
     if (!trace_file->flush()) throw InputError({opt.trace, 0, 0}, "", "", "write failed");
@@ -85,7 +92,7 @@ int run(const RunOptions& opt) {
   }
   if (!opt.plot.empty()) write_file(opt.plot, ddpsim::scenarios::sweep_svg(scenario, result));
   if (!opt.flight_recorder.empty()) {
-    for (const std::string& dir : ddpsim::cli::write_flight_dumps(scenario, result, opt.flight_recorder)) {
+    for (const std::string& dir : ddpsim::cli::write_flight_dumps(result, opt.flight_recorder)) {
       fmt::print(stderr, "ddpsim: flight-recorder dumps in {} (ddpsim explain {})\n", dir, dir);
     }
   }
@@ -356,16 +363,16 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  // Under mpirun or srun: advise splits its search over the processes; any
-  // other command runs on rank 0 alone, so its output is one process's.
+  // Under mpirun or srun: run splits its sweep over the processes and advise
+  // its search; any other command runs on rank 0 alone, so its output is one process's.
   const ddpsim::cli::MpiSession mpi;
-  if (mpi.size() > 1 && !*advise_cmd) {
+  if (mpi.size() > 1 && !*advise_cmd && !*run_cmd) {
     if (mpi.rank() != 0) return 0;
-    fmt::print(stderr, "ddpsim: {} MPI processes: only advise splits its work; rank 0 runs this command alone\n",
+    fmt::print(stderr, "ddpsim: {} MPI processes: only run and advise split their work; rank 0 runs this command alone\n",
                mpi.size());
   }
   try {
-    if (*run_cmd) return run(run_opt);
+    if (*run_cmd) return run(run_opt, mpi);
     if (*check_cmd) return check(check_path);
     if (*buckets_cmd) return buckets(buckets_path, buckets_json);
     if (*sampler_cmd) return sampler(so);

@@ -15,20 +15,29 @@
 
 namespace ddpsim::cli {
 
-std::vector<std::string> write_flight_dumps(const scenarios::Scenario& s, const scenarios::SweepResult& result,
-                                            const std::string& dir) {
+scenarios::RecordFailed flight_recorder() {
+  return [](const models::DdpJob& job, const models::RunResult& run, const scenarios::Rerun& rerun) {
+    validate::CollectiveRecorder recorder(run.world_size, kFlightRecorderEntries);
+    const models::RunResult again = rerun(recorder);
+    std::vector<std::pair<std::string, std::string>> files;
+    for (const formats::FlightRecord& r : validate::flight_records(recorder, again, job.backend, job.watchdog_timeout)) {
+      files.emplace_back(validate::flight_record_name(r.rank), formats::to_json(r));
+    }
+    return files;
+  };
+}
+
+std::vector<std::string> write_flight_dumps(const scenarios::SweepResult& result, const std::string& dir) {
   std::vector<std::string> written;
   for (const scenarios::SweepRow& row : result.rows) {
-    if (row.run.outcome == models::Outcome::kCompleted || !row.run.failure) continue;  // no collective to explain
-    validate::CollectiveRecorder recorder(row.run.world_size, kFlightRecorderEntries);
-    const models::RunResult again = scenarios::rerun_row(s, row, recorder);
+    // Recorded, and still a collective's failure (not the out-of-memory end that replaced it).
+    if (row.recorded.empty() || row.run.outcome == models::Outcome::kCompleted || !row.run.failure) continue;
     const std::string where =
         (std::filesystem::path(dir) /
          (result.bucket_sweep ? fmt::format("cap{:g}_W{}", row.bucket_cap_mb, row.run.world_size)
                               : fmt::format("W{}", row.run.world_size)))
             .string();
-    validate::write_flight_records(where, validate::flight_records(recorder, again, row.job->backend,
-                                                                   row.job->watchdog_timeout));
+    validate::write_files(where, row.recorded);
     written.push_back(where);
   }
   return written;

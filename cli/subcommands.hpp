@@ -8,10 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace ddpsim::scenarios {
-struct Scenario;
-struct SweepResult;
-}  // namespace ddpsim::scenarios
+#include "scenarios/runner.hpp"
 
 namespace ddpsim::cli {
 
@@ -72,11 +69,13 @@ struct AdviseCliOptions {
 
 /// Entries a simulated flight recorder keeps a rank (TORCH_NCCL_TRACE_BUFFER_SIZE's suggested 2000).
 inline constexpr std::size_t kFlightRecorderEntries = 2000;
-/// ddpsim run --flight-recorder DIR: each row that hung or crashed in a
-/// collective run again with a flight recorder, its ranks' dumps written to
-/// DIR/W<w> (DIR/cap<c>_W<w> in a bucket sweep). Returns the folders.
-std::vector<std::string> write_flight_dumps(const scenarios::Scenario& s, const scenarios::SweepResult& result,
-                                            const std::string& dir);
+/// ddpsim run --flight-recorder: a row that hung or crashed in a collective
+/// run again with a flight recorder; its ranks' dumps, as files nccl_trace_rank_<r>.
+scenarios::RecordFailed flight_recorder();
+/// ddpsim run --flight-recorder DIR: the dumps flight_recorder() made of
+/// each row, written to DIR/W<w> (DIR/cap<c>_W<w> in a bucket sweep).
+/// Returns the folders.
+std::vector<std::string> write_flight_dumps(const scenarios::SweepResult& result, const std::string& dir);
 /// ddpsim explain DIR: the hang report from a folder of flight-recorder dumps (cli/flight_cmd.cpp).
 int explain(const std::string& dir);
 

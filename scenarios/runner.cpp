@@ -16,13 +16,17 @@
 #include "models/baseline.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/memory_plan.hpp"
+#include "scenarios/run_wire.hpp"
 #include "models/fsdp_program.hpp"
 
 namespace ddpsim::scenarios {
 
 namespace {
 
-void price_failures(const Scenario& scenario, const models::DdpJob& job, const exec::ExecutionPolicy& policy, SweepRow& row) {
+// Restarts over the horizon, the first crash's recovery and, with an elastic
+// restart, the job on the new world size: `elastic`, simulated with the row.
+void price_failures(const Scenario& scenario, const models::DdpJob& job, const std::optional<models::RunResult>& elastic,
+                    SweepRow& row) {
   const ResilienceSpec& res = scenario.resilience;
   if (!res.checkpoint || !res.failures) return;  // the loader requires a checkpoint with failures
   const models::CheckpointSpec& ck = *res.checkpoint;
@@ -44,16 +48,13 @@ void price_failures(const Scenario& scenario, const models::DdpJob& job, const e
   cr.within_budget = r.total().ms() <= res.restart_budget_min * 60000;
   cr.max_watchdog_s = (res.restart_budget_min * 60000 - (r.relaunch + r.reload + r.recompute).ms()) / 1000;
   row.crash_recovery = cr;
-  if (!failures.restart_world_size) return;
+  if (!failures.restart_world_size || !elastic) return;
   // Elastic: the job resumes from the checkpoint on the new world size.
   ElasticRestart el;
   el.world_size = *failures.restart_world_size;
-  models::DdpJob clean = job;
-  clean.faults.clear();
-  const models::RunResult after = exec::simulate_ddp(clean, el.world_size, scenario.seed, policy);
-  el.step_ms = after.step_ms;
-  el.global_batch = after.global_batch;
-  el.lr_scale = static_cast<double>(after.global_batch) / static_cast<double>(row.run.global_batch);
+  el.step_ms = elastic->step_ms;
+  el.global_batch = elastic->global_batch;
+  el.lr_scale = static_cast<double>(elastic->global_batch) / static_cast<double>(row.run.global_batch);
   if (scenario.sampler && row.run.step_ms) {
     const SamplerSpec& s = *scenario.sampler;
     const models::SamplerConfig old{s.dataset_size, w, s.shuffle, scenario.seed, s.drop_last};
@@ -143,65 +144,164 @@ double closed_form_ms(const Scenario& scenario, const models::DdpJob& job, int w
   return models::fsdp_closed_form_ms(job, *scenario.fsdp, w, job.cluster ? job.cluster->gpus_per_node : w, *timer);
 }
 
-SweepResult run_rows(const Scenario& scenario, const SweepAxes& axes, sim::ChromeTraceWriter* trace,
-                     models::CollectiveTimer* timer, int threads, exec::ExecutionPolicy policy) {
-  SweepResult out;
-  out.engine = timer != nullptr ? std::string(timer->engine()) : "analytic";
-  out.bucket_sweep = axes.bucket_caps_mb.size() > 1;
-  const auto one = std::find(axes.world_sizes.begin(), axes.world_sizes.end(), 1);
-  out.baseline_in_sweep = one != axes.world_sizes.end();
-  if (trace != nullptr || timer != nullptr) threads = 1;
+// The simulations of a sweep, by task: row i = (cap i / W count, W i % W
+// count) and, when that row crashes and the scenario restarts elastically,
+// the job at the new world size; then each cap's W = 1 baseline when the
+// sweep lacks it. A process of a partition fills the tasks it owns.
+struct Simulations {
+  std::vector<models::RunResult> rows;
+  std::vector<std::optional<models::RunResult>> elastic;  // per row
+  std::vector<std::optional<models::RunResult>> baselines;  // per cap
+  std::vector<std::vector<std::pair<std::string, std::string>>> recorded;  // per row: RecordFailed's files
+  std::optional<netsim::SimgridStats> simgrid;
+};
 
-  const std::size_t caps = axes.bucket_caps_mb.size(), sizes = axes.world_sizes.size();
-  std::vector<std::shared_ptr<const models::DdpJob>> jobs;
-  for (const double cap : axes.bucket_caps_mb) {
-    jobs.push_back(std::make_shared<const models::DdpJob>(with_cap(scenario.job, cap)));
-  }
-  // Threads the rows large enough to share theirs (ExecutionPolicy::threads) do not take.
-  const auto large = std::count_if(axes.world_sizes.begin(), axes.world_sizes.end(),
-                                   [](int w) { return w >= 2 * exec::kRanksPerEngineThread; });
-  policy.threads = std::max(1, threads / std::max(1, static_cast<int>(large * static_cast<long>(caps))));
-  policy.timer = timer;
-  // Tasks: every (cap, W) row, then each cap's W = 1 baseline when the sweep lacks it.
-  out.rows.resize(caps * sizes);
-  std::vector<std::optional<double>> baselines(caps);
-  const std::size_t extra = out.baseline_in_sweep ? 0 : caps;
-  parallel_for(out.rows.size() + extra, threads, [&](std::size_t i) {
-    if (i >= out.rows.size()) {
-      const std::size_t c = i - out.rows.size();
-      baselines[c] = simulate(scenario, *jobs[c], 1, policy, nullptr).step_ms;
+// The process that simulates a task of world size `w` (task index `task`):
+// round robin, except with the SimGrid engine, whose statistics count the
+// distinct collectives simulated: there every world size goes to one
+// process, which then simulates its collectives once, as one process would;
+// with an elastic restart (a second world size in a row's task) one process
+// takes them all.
+int owner(const Scenario& scenario, const SweepAxes& axes, const Partition& part, std::size_t task, int w) {
+  if (part.count <= 1) return 0;
+  if (scenario.engine != "simgrid") return static_cast<int>(task % static_cast<std::size_t>(part.count));
+  if (scenario.resilience.failures && scenario.resilience.failures->restart_world_size) return 0;
+  const std::vector<int> sizes = world_sizes_needed(scenario, axes);
+  const auto at = std::find(sizes.begin(), sizes.end(), w) - sizes.begin();
+  return static_cast<int>(at % part.count);
+}
+
+Simulations simulate_tasks(const Scenario& scenario, const SweepAxes& axes, const std::vector<std::shared_ptr<const models::DdpJob>>& jobs,
+                           sim::ChromeTraceWriter* trace, int threads, const exec::ExecutionPolicy& policy,
+                           const Partition& part, bool baseline_in_sweep, const RecordFailed& record) {
+  const std::size_t caps = axes.bucket_caps_mb.size(), sizes = axes.world_sizes.size(), rows = caps * sizes;
+  Simulations out;
+  out.rows.resize(rows);
+  out.elastic.resize(rows);
+  out.recorded.resize(rows);
+  out.baselines.resize(caps);
+  const bool bucket_sweep = caps > 1;
+  const std::size_t extra = baseline_in_sweep ? 0 : caps;
+  const std::optional<int> restart_w =
+      scenario.resilience.failures ? scenario.resilience.failures->restart_world_size : std::nullopt;
+  parallel_for(rows + extra, threads, [&](std::size_t i) {
+    const std::size_t c = i < rows ? i / sizes : i - rows;
+    const int w = i < rows ? axes.world_sizes[i % sizes] : 1;
+    if (owner(scenario, axes, part, i, w) != part.index) return;
+    if (i >= rows) {
+      out.baselines[c] = simulate(scenario, *jobs[c], 1, policy, nullptr);
       return;
     }
-    const std::size_t c = i / sizes;
-    const double cap = axes.bucket_caps_mb[c];
-    const int w = axes.world_sizes[i % sizes];
-    const models::DdpJob& job = *jobs[c];
     if (trace != nullptr) {
-      trace->begin_run(out.bucket_sweep ? fmt::format("cap={}MiB W={}", cap, w) : fmt::format("W={}", w), w,
+      const double cap = axes.bucket_caps_mb[c];
+      trace->begin_run(bucket_sweep ? fmt::format("cap={}MiB W={}", cap, w) : fmt::format("W={}", w), w,
                        memory_track(scenario, w));
     }
-    SweepRow row{simulate(scenario, job, w, policy, trace), jobs[c], {}, cap, {}, {}, {}, {}, {}, {}, {}, {}};
-    price_failures(scenario, job, policy, row);
-    row.closed_form_ms = closed_form_ms(scenario, job, w);
-    row.memory = predict_memory(scenario, w);
-    if (scenario.memory.device_bytes && row.memory.peak() > *scenario.memory.device_bytes) {
-      row.run = out_of_memory(row.run, job, row.memory, *scenario.memory.device_bytes);
-      row.restarts.reset();
-      row.crash_recovery.reset();
-      row.elastic.reset();
+    out.rows[i] = simulate(scenario, *jobs[c], w, policy, trace);
+    const models::RunResult& run = out.rows[i];
+    if (record && run.outcome != models::Outcome::kCompleted && run.failure) {
+      exec::ExecutionPolicy in_time_order;
+      in_time_order.timer = policy.timer;
+      out.recorded[i] = record(*jobs[c], run, [&](sim::Observer& observer) {
+        return simulate(scenario, *jobs[c], w, in_time_order, &observer);
+      });
     }
-    if (scenario.sampler) {
-      const SamplerSpec& s = *scenario.sampler;
-      row.sampler = models::audit_sampler({s.dataset_size, w, s.shuffle, scenario.seed, s.drop_last}, job.local_batch_size,
-                                          s.epochs, s.set_epoch);
+    if (restart_w && scenario.resilience.checkpoint && !out.rows[i].errors.empty()) {
+      models::DdpJob clean = *jobs[c];
+      clean.faults.clear();
+      out.elastic[i] = exec::simulate_ddp(clean, *restart_w, scenario.seed, policy);
     }
-    out.rows[i] = std::move(row);
   });
+  return out;
+}
+
+// Every process's simulations on the first (elsewhere: false); one that
+// failed (`failed`) sends its error instead, which the first raises. Tags:
+// row i is i, its elastic restart rows + i, cap c's baseline 2 rows + c.
+bool gather_simulations(const Partition& part, Simulations& sims, const std::exception_ptr& failed) {
+  ProcessShare mine;
+  if (failed) {
+    try {
+      std::rethrow_exception(failed);
+    } catch (const std::exception& e) {
+      mine.error = e.what();
+    } catch (...) {
+      mine.error = "an unknown exception";
+    }
+  }
+  const std::size_t rows = sims.rows.size();
+  for (std::size_t i = 0; i < rows; ++i) {
+    if (sims.rows[i].world_size > 0) mine.runs.emplace_back(i, std::move(sims.rows[i]));
+    if (sims.elastic[i]) mine.runs.emplace_back(rows + i, std::move(*sims.elastic[i]));
+    if (!sims.recorded[i].empty()) mine.recorded.emplace_back(i, std::move(sims.recorded[i]));
+  }
+  for (std::size_t c = 0; c < sims.baselines.size(); ++c) {
+    if (sims.baselines[c]) mine.runs.emplace_back(2 * rows + c, std::move(*sims.baselines[c]));
+  }
+  mine.simgrid = sims.simgrid;
+  const std::vector<std::string> parts = part.gather(encode_share(mine));
+  if (part.index != 0) return false;
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    ProcessShare share = decode_share(parts[p]);
+    if (!share.error.empty() && !failed) throw std::runtime_error(fmt::format("MPI process {}: {}", p, share.error));
+    for (auto& [tag, run] : share.runs) {
+      if (tag < rows) {
+        sims.rows[tag] = std::move(run);
+      } else if (tag < 2 * rows) {
+        sims.elastic[tag - rows] = std::move(run);
+      } else {
+        sims.baselines.at(tag - 2 * rows) = std::move(run);
+      }
+    }
+    for (auto& [row, files] : share.recorded) sims.recorded.at(row) = std::move(files);
+    if (p > 0 && share.simgrid && sims.simgrid) {  // the platform is the same in every process
+      sims.simgrid->collectives += share.simgrid->collectives;
+      sims.simgrid->transfers += share.simgrid->transfers;
+    }
+  }
+  return true;
+}
+
+// A simulated row as reported: failures priced, the closed form, memory
+// (and the out-of-memory end where it does not fit), the sampler's audit.
+SweepRow finish_row(const Scenario& scenario, std::shared_ptr<const models::DdpJob> job, double cap, models::RunResult run,
+                    const std::optional<models::RunResult>& elastic) {
+  const int w = run.world_size;
+  SweepRow row{std::move(run), std::move(job), {}, cap, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  price_failures(scenario, *row.job, elastic, row);
+  row.closed_form_ms = closed_form_ms(scenario, *row.job, w);
+  row.memory = predict_memory(scenario, w);
+  if (scenario.memory.device_bytes && row.memory.peak() > *scenario.memory.device_bytes) {
+    row.run = out_of_memory(row.run, *row.job, row.memory, *scenario.memory.device_bytes);
+    row.restarts.reset();
+    row.crash_recovery.reset();
+    row.elastic.reset();
+  }
+  if (scenario.sampler) {
+    const SamplerSpec& s = *scenario.sampler;
+    row.sampler = models::audit_sampler({s.dataset_size, w, s.shuffle, scenario.seed, s.drop_last}, row.job->local_batch_size,
+                                        s.epochs, s.set_epoch);
+  }
+  return row;
+}
+
+// The report's rows from the simulations: each finished, then speedup and
+// efficiency against its cap's baseline.
+void finish_rows(const Scenario& scenario, const SweepAxes& axes, const std::vector<std::shared_ptr<const models::DdpJob>>& jobs,
+                 Simulations& sims, int threads, SweepResult& out) {
+  const std::size_t caps = axes.bucket_caps_mb.size(), sizes = axes.world_sizes.size();
+  out.rows.resize(caps * sizes);
+  parallel_for(out.rows.size(), threads, [&](std::size_t i) {
+    const std::size_t c = i / sizes;
+    out.rows[i] = finish_row(scenario, jobs[c], axes.bucket_caps_mb[c], std::move(sims.rows[i]), sims.elastic[i]);
+    out.rows[i].recorded = std::move(sims.recorded[i]);
+  });
+  const auto one = std::find(axes.world_sizes.begin(), axes.world_sizes.end(), 1);
   for (std::size_t c = 0; c < caps; ++c) {
     const std::size_t first = c * sizes;
     const std::optional<double> t1 =
         out.baseline_in_sweep ? out.rows[first + static_cast<std::size_t>(one - axes.world_sizes.begin())].run.step_ms
-                              : baselines[c];
+                              : sims.baselines[c]->step_ms;
     for (std::size_t i = first; i < first + sizes; ++i) {
       SweepRow& row = out.rows[i];
       row.baseline_ms = t1;
@@ -211,7 +311,6 @@ SweepResult run_rows(const Scenario& scenario, const SweepAxes& axes, sim::Chrom
       row.speedup = r.world_size * *row.efficiency;
     }
   }
-  return out;
 }
 
 }  // namespace
@@ -262,24 +361,13 @@ void with_timer(const Scenario& scenario, const SweepAxes& axes, const std::func
   if (stats != nullptr) *stats = s;
 }
 
-models::RunResult rerun_row(const Scenario& scenario, const SweepRow& row, sim::Observer& observer) {
-  const SweepAxes axes{{row.bucket_cap_mb}, {row.run.world_size}};
-  models::RunResult out;
-  with_timer(scenario, axes, [&](models::CollectiveTimer* timer) {
-    exec::ExecutionPolicy policy;
-    policy.timer = timer;
-    out = simulate(scenario, *row.job, row.run.world_size, policy, &observer);
-  });
-  return out;
-}
-
 SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace, int threads,
-                         const exec::ExecutionPolicy& policy) {
-  return run_sweep(scenario, scenario.sweep, trace, threads, policy);
+                         const exec::ExecutionPolicy& policy, const Partition& partition, const RecordFailed& record) {
+  return run_sweep(scenario, scenario.sweep, trace, threads, policy, partition, record);
 }
 
 SweepResult run_sweep(const Scenario& scenario, const SweepAxes& axes, sim::ChromeTraceWriter* trace, int threads,
-                      const exec::ExecutionPolicy& policy) {
+                      const exec::ExecutionPolicy& policy, const Partition& partition, const RecordFailed& record) {
   if (scenario.fsdp && models::is_hybrid(scenario.fsdp->sharding)) {
     // HYBRID_SHARD shards within a node and replicates across nodes: whole nodes only.
     const int per_node = scenario.job.cluster ? scenario.job.cluster->gpus_per_node : 0;
@@ -293,10 +381,52 @@ SweepResult run_sweep(const Scenario& scenario, const SweepAxes& axes, sim::Chro
     }
   }
   SweepResult out;
-  std::optional<netsim::SimgridStats> stats;
-  with_timer(scenario, axes,
-             [&](models::CollectiveTimer* timer) { out = run_rows(scenario, axes, trace, timer, threads, policy); }, &stats);
-  out.simgrid = stats;
+  out.bucket_sweep = axes.bucket_caps_mb.size() > 1;
+  out.baseline_in_sweep = std::find(axes.world_sizes.begin(), axes.world_sizes.end(), 1) != axes.world_sizes.end();
+  // A trace is written in row order by one process: the others leave it the sweep.
+  const Partition whole;
+  const Partition& part = trace != nullptr ? whole : partition;
+  if (trace != nullptr && partition.index != 0) {
+    out.complete = false;
+    return out;
+  }
+  std::vector<std::shared_ptr<const models::DdpJob>> jobs;
+  for (const double cap : axes.bucket_caps_mb) {
+    jobs.push_back(std::make_shared<const models::DdpJob>(with_cap(scenario.job, cap)));
+  }
+  Simulations sims;
+  // Split, a process that fails still hands its share to the gather (or the others would wait on it).
+  std::exception_ptr failed;
+  try {
+    with_timer(
+      scenario, axes,
+      [&](models::CollectiveTimer* timer) {
+        out.engine = timer != nullptr ? std::string(timer->engine()) : "analytic";
+        // One thread with a trace or a timer: the trace is written in row order, SimGrid runs in one actor.
+        const int sim_threads = trace != nullptr || timer != nullptr ? 1 : threads;
+        exec::ExecutionPolicy p = policy;
+        // Threads the rows large enough to share theirs (ExecutionPolicy::threads) do not take.
+        const auto large = std::count_if(axes.world_sizes.begin(), axes.world_sizes.end(),
+                                         [](int w) { return w >= 2 * exec::kRanksPerEngineThread; });
+        p.threads = std::max(1, sim_threads / std::max(1, static_cast<int>(large * static_cast<long>(jobs.size()))));
+        p.timer = timer;
+        sims = simulate_tasks(scenario, axes, jobs, trace, sim_threads, p, part, out.baseline_in_sweep, record);
+      },
+      &sims.simgrid);
+  } catch (...) {
+    if (part.count <= 1) throw;
+    failed = std::current_exception();
+  }
+  if (part.count > 1) {
+    const bool first = gather_simulations(part, sims, failed);
+    if (failed) std::rethrow_exception(failed);
+    if (!first) {
+      out.complete = false;
+      return out;
+    }
+  }
+  out.simgrid = sims.simgrid;
+  finish_rows(scenario, axes, jobs, sims, threads, out);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "exec/evaluate.hpp"
@@ -12,6 +13,7 @@
 #include "models/restart.hpp"
 #include "models/sampler.hpp"
 #include "netsim/simgrid_engine.hpp"
+#include "scenarios/partition.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/chrome_trace.hpp"
 
@@ -49,6 +51,8 @@ struct SweepRow {
   std::optional<ElasticRestart> elastic;
   double closed_form_ms = 0;  ///< the named baseline at this W and cap (models/baseline.hpp)
   models::MemoryEstimate memory;  ///< what each rank needs (scenarios/memory_plan.hpp)
+  /// Files (name, text) a RecordFailed hook made of this row's run, when it hung or crashed.
+  std::vector<std::pair<std::string, std::string>> recorded;
 };
 
 struct SweepResult {
@@ -57,7 +61,18 @@ struct SweepResult {
   std::vector<SweepRow> rows;      ///< for each bucket cap, each world size, in file order
   bool baseline_in_sweep = false;  ///< false: W=1 was simulated only as the baseline
   bool bucket_sweep = false;       ///< ddp.bucket_cap_mb is a list
+  bool complete = true;            ///< false on a process of a partition other than the first: nothing to report
 };
+
+/// Runs a row again with `observer` seeing every operation, on the engine in
+/// time order, inside the sweep's engine: the same result as the row's.
+using Rerun = std::function<models::RunResult(sim::Observer& observer)>;
+/// ddpsim run --flight-recorder: called for each row whose run hung or
+/// crashed with a failure report, on the process that simulated it, inside
+/// its engine (SimGrid runs once a process), from any of the sweep's
+/// threads; the files it returns land in the row's `recorded`.
+using RecordFailed = std::function<std::vector<std::pair<std::string, std::string>>(
+    const models::DdpJob& job, const models::RunResult& run, const Rerun& rerun)>;
 
 /// Simulates each bucket cap and world size (and W=1 for the baseline if the sweep lacks it).
 /// `trace`, if given, receives every run of the sweep, the baseline excluded.
@@ -65,16 +80,17 @@ struct SweepResult {
 /// or the SimGrid engine); the result is the same at any thread count.
 /// `policy` gives the fast path and the schedule; the runner sets its
 /// timer (the scenario's engine) and threads (what each run may take).
+/// Split over the processes of `partition` (mpirun), each simulates its
+/// share of the runs and the first reports the sweep one process would,
+/// byte for byte; the others' results are not complete. With a trace the
+/// first process simulates every run.
 SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace = nullptr, int threads = 1,
-                         const exec::ExecutionPolicy& policy = {});
+                         const exec::ExecutionPolicy& policy = {}, const Partition& partition = {},
+                         const RecordFailed& record = {});
 /// run_scenario on other axes (validation: the measured world sizes at the first cap).
 SweepResult run_sweep(const Scenario& scenario, const SweepAxes& axes, sim::ChromeTraceWriter* trace = nullptr,
-                      int threads = 1, const exec::ExecutionPolicy& policy = {});
-
-/// Runs `row` again, its job at its world size on the engine in time order,
-/// with `observer` seeing every operation: the same result as the row's
-/// (ddpsim run --flight-recorder records a failed row's collectives this way).
-models::RunResult rerun_row(const Scenario& scenario, const SweepRow& row, sim::Observer& observer);
+                      int threads = 1, const exec::ExecutionPolicy& policy = {}, const Partition& partition = {},
+                      const RecordFailed& record = {});
 
 /// Runs `body` with the scenario's engine: a null timer for the analytic
 /// engine, or inside SimGrid (once per process, netsim/simgrid_engine.hpp)

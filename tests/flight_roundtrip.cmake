@@ -2,9 +2,9 @@ cmake_minimum_required(VERSION 3.20)
 # A hang scenario simulated with --flight-recorder, its dumps explained:
 # ddpsim explain must name the simulator's culprit and stuck collective
 # (ddpsim's "#K" is the dumps' collective_seq_id K+1: PyTorch counts from 1).
-# Inputs: DDPSIM, SCENARIO, WORK.
+# Inputs: DDPSIM, SCENARIO, WORK; EXTRA: more arguments for run (a list).
 file(REMOVE_RECURSE "${WORK}")
-execute_process(COMMAND "${DDPSIM}" run "${SCENARIO}" --flight-recorder "${WORK}" --threads 1
+execute_process(COMMAND "${DDPSIM}" run "${SCENARIO}" ${EXTRA} --flight-recorder "${WORK}" --threads 1
                 OUTPUT_VARIABLE run ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "run exited ${rc}: ${err}")

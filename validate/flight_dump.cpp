@@ -165,14 +165,16 @@ std::vector<formats::FlightRecord> flight_records(const CollectiveRecorder& reco
   return out;
 }
 
-void write_flight_records(const std::string& dir, const std::vector<formats::FlightRecord>& records) {
+std::string flight_record_name(int rank) { return fmt::format("nccl_trace_rank_{}", rank); }
+
+void write_files(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw scenarios::InputError({dir, 0, 0}, "--flight-recorder", dir, "expected a folder it can create");
-  for (const formats::FlightRecord& r : records) {
-    const std::string path = (std::filesystem::path(dir) / fmt::format("nccl_trace_rank_{}", r.rank)).string();
+  for (const auto& [name, text] : files) {
+    const std::string path = (std::filesystem::path(dir) / name).string();
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << formats::to_json(r);
+    out << text;
     if (!out.flush()) throw scenarios::InputError({path, 0, 0}, "--flight-recorder", dir, "expected a writable folder");
   }
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "formats/flight_recorder.hpp"
@@ -37,7 +38,9 @@ class CollectiveRecorder final : public sim::Observer {
 std::vector<formats::FlightRecord> flight_records(const CollectiveRecorder& recorder, const models::RunResult& run,
                                                   models::Backend backend, sim::Time watchdog_timeout);
 
-/// Writes each record to `dir`/nccl_trace_rank_<rank>, creating `dir`.
-void write_flight_records(const std::string& dir, const std::vector<formats::FlightRecord>& records);
+/// A rank's dump's file name, as PyTorch names it: nccl_trace_rank_<rank>.
+std::string flight_record_name(int rank);
+/// Writes each (name, text) into `dir`, creating it (--flight-recorder's errors, exit 2).
+void write_files(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files);
 
 }  // namespace ddpsim::validate

@@ -1,0 +1,86 @@
+#include "scenarios/run_wire.hpp"
+
+#include <optional>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+// Every struct a RunResult holds, field by field (nlohmann's macros, in the
+// types' namespaces so they are found); CBOR keeps doubles as IEEE-754
+// doubles, NaN and infinities included.
+
+namespace nlohmann {
+template <typename T>
+struct adl_serializer<std::optional<T>> {
+  static void to_json(json& j, const std::optional<T>& v) {
+    if (v) {
+      j = *v;
+    } else {
+      j = nullptr;
+    }
+  }
+  static void from_json(const json& j, std::optional<T>& v) {
+    if (j.is_null()) {
+      v.reset();
+    } else {
+      v = j.get<T>();
+    }
+  }
+};
+}  // namespace nlohmann
+
+namespace ddpsim::sim {
+inline void to_json(nlohmann::json& j, Time t) { j = t.count_ns(); }
+inline void from_json(const nlohmann::json& j, Time& t) { t = Time::ns(j.get<std::int64_t>()); }
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Collective, kind, bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(OpRef, stream, index)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(OpLabel, tag, iteration, index)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BlockedOp, rank, stream, label, since, in_rendezvous, group, group_seq, collective,
+                                   missing_ranks, waits_for, running)
+}  // namespace ddpsim::sim
+
+namespace ddpsim::models {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankStats, rank, data_ms, compute_ms, collective_ms, exposed_comm_ms, wait_ms,
+                                   forward_compute_ms, backward_compute_ms, backward_comm_ms, backward_overlap_ms)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankError, rank, at_ms, message)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankWarning, rank, iteration, message)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankAtFailure, rank, state, op, collective, bytes, dtype, iteration, bucket, detail)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FailureReport, sequence, ranks, waiting_ranks, missing_ranks, culprit_rank, reason, fix,
+                                   detected_at_ms, detection)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MisalignedPair, sequence, rank, op, iteration, with_rank, with_op, with_iteration)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunResult, world_size, outcome, step_ms, measured_iterations, global_batch, iterations,
+                                   ranks, blocked, errors, failure, misalignments, warnings, iterations_run,
+                                   shadow_collectives, events, rank_ops, fast_path, levelized, end)
+}  // namespace ddpsim::models
+
+namespace ddpsim::netsim {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SimgridStats, collectives, transfers, hosts, links)
+}  // namespace ddpsim::netsim
+
+namespace ddpsim::scenarios {
+
+std::string encode_share(const ProcessShare& share) {
+  nlohmann::json runs = nlohmann::json::array();
+  for (const auto& [task, run] : share.runs) runs.push_back({{"task", task}, {"run", run}});
+  nlohmann::json j{{"runs", std::move(runs)}, {"recorded", share.recorded}, {"simgrid", share.simgrid}, {"error", share.error}};
+  const std::vector<std::uint8_t> bytes = nlohmann::json::to_cbor(j);
+  return {bytes.begin(), bytes.end()};
+}
+
+ProcessShare decode_share(const std::string& bytes) {
+  ProcessShare out;
+  try {
+    const nlohmann::json j = nlohmann::json::from_cbor(bytes);
+    for (const nlohmann::json& r : j.at("runs")) {
+      out.runs.emplace_back(r.at("task").get<std::size_t>(), r.at("run").get<models::RunResult>());
+    }
+    out.simgrid = j.at("simgrid").get<std::optional<netsim::SimgridStats>>();
+    out.error = j.at("error").get<std::string>();
+    j.at("recorded").get_to(out.recorded);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(std::string("a process's runs could not be read: ") + e.what());
+  }
+  return out;
+}
+
+}  // namespace ddpsim::scenarios
