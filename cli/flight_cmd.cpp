@@ -21,7 +21,7 @@ scenarios::RecordFailed flight_recorder() {
     const models::RunResult again = rerun(recorder);
     std::vector<std::pair<std::string, std::string>> files;
     for (const formats::FlightRecord& r : validate::flight_records(recorder, again, job.backend, job.watchdog_timeout)) {
-      files.emplace_back(validate::flight_record_name(r.rank), formats::to_json(r));
+      files.emplace_back(formats::dump_file_name(r.rank), formats::to_json(r));
     }
     return files;
   };

@@ -269,4 +269,6 @@ std::vector<FlightRecord> read_flight_records(const std::string& dir) {
   return out;
 }
 
+std::string dump_file_name(int rank) { return "nccl_trace_rank_" + std::to_string(rank); }
+
 }  // namespace ddpsim::formats

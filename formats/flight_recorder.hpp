@@ -59,6 +59,9 @@ struct FlightRecord {
   std::vector<FrEntry> entries;  ///< oldest first
 };
 
+/// A rank's dump's file name, PyTorch's default: nccl_trace_rank_<rank>
+/// (TORCH_NCCL_DEBUG_INFO_TEMP_FILE's prefix, then the rank).
+std::string dump_file_name(int rank);
 /// The dump as PyTorch's JSON form writes it (one line per entry).
 std::string to_json(const FlightRecord& record);
 /// A dump's text; `file` names it in errors, and its trailing digits give

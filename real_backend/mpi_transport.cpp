@@ -19,6 +19,7 @@
 #include <string>
 #include <thread>
 
+#include "real_backend/flight_log.hpp"
 #include "real_backend/hang_report.hpp"
 
 namespace ddpsim::real {
@@ -51,6 +52,8 @@ struct MpiTransport::Impl {
     std::function<void(MPI_Request*)> start;  // posts the non-blocking call
     CollectiveLabel label;
     bool training = true;  // on the training communicator, numbered by sequence
+    FlightLog::Call call;  // what the flight recorder keeps of it
+    std::int64_t record = -1;
   };
 
   int rank = 0;
@@ -72,6 +75,10 @@ struct MpiTransport::Impl {
   bool stopping = false;
   std::string error;
   std::thread thread;
+  std::optional<FlightLog> flight;  // with --flight-recorder
+  std::string flight_dir;
+  bool dumped = false;
+  std::size_t shard_group = 0, replica_group = 0;  // their index in the flight log's groups
 
   // The communication thread's own.
   RankProgress progress;
@@ -116,6 +123,7 @@ struct MpiTransport::Impl {
     progress.phase = op.training ? RankProgress::Phase::kInCollective : RankProgress::Phase::kInBarrier;
     CollectiveTimes times;
     times.started_ms = steady_ms();
+    logged(op, [&](FlightLog& log) { log.start(op.record, now_ns()); });
     MPI_Request request = MPI_REQUEST_NULL;
     op.start(&request);
     for (int flag = 0;;) {
@@ -126,6 +134,7 @@ struct MpiTransport::Impl {
       std::this_thread::yield();
     }
     times.finished_ms = steady_ms();
+    logged(op, [&](FlightLog& log) { log.complete(op.record, now_ns()); });
     progress.phase = RankProgress::Phase::kComputing;
     {
       std::lock_guard lock(mutex);
@@ -140,6 +149,7 @@ struct MpiTransport::Impl {
     MPI_Status status;
     DDPSIM_MPI_CHECK(MPI_Test(&query, &flag, &status));
     if (flag) {
+      dump_flight();  // another rank's watchdog fired: this rank's recorder is dumped before it answers
       send(encode_progress(progress), status.MPI_SOURCE, kProgressTag);
       DDPSIM_MPI_CHECK(MPI_Irecv(&query_buffer, 1, MPI_INT, MPI_ANY_SOURCE, kQueryTag, ctl_comm, &query));
     }
@@ -164,6 +174,7 @@ struct MpiTransport::Impl {
     std::fprintf(stderr, "[rank %d] watchdog: %s has not completed after %g s; asking every rank where it is\n", rank,
                  what.c_str(), timeout_s);
     std::fflush(stderr);
+    dump_flight();
     for (int r = 0; r < world; ++r) {
       if (r != rank) send({rank}, r, kQueryTag);
     }
@@ -211,10 +222,42 @@ struct MpiTransport::Impl {
     std::abort();
   }
 
+  // The flight recorder's part of `op`, under the lock (the caller's thread enqueues, this one runs).
+  void logged(const Op& op, const std::function<void(FlightLog&)>& act) {
+    std::lock_guard lock(mutex);
+    if (flight && op.record >= 0) act(*flight);
+  }
+
+  static std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+
+  // This rank's flight-recorder dump, once: when its watchdog fires or
+  // another's asks where it is. A failure to write is said, not raised:
+  // the watchdog still reports and aborts.
+  void dump_flight() {
+    std::optional<formats::FlightRecord> record;
+    {
+      std::lock_guard lock(mutex);
+      if (!flight || dumped) return;
+      dumped = true;
+      record = flight->record();
+    }
+    try {
+      write_flight_dump(flight_dir, *record);
+      std::fprintf(stderr, "[rank %d] watchdog: flight-recorder dump in %s/%s\n", rank, flight_dir.c_str(),
+                   formats::dump_file_name(rank).c_str());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "[rank %d] watchdog: no flight-recorder dump: %s\n", rank, e.what());
+    }
+    std::fflush(stderr);
+  }
+
   std::uint64_t post(Op op) {
     std::uint64_t ticket;
     {
       std::lock_guard lock(mutex);
+      if (flight) op.record = flight->enqueue(op.call, now_ns());
       ticket = op.ticket = next_ticket++;
       done[ticket] = std::nullopt;
       queue.push_back(std::move(op));
@@ -311,6 +354,28 @@ MpiTransport::~MpiTransport() {
   MPI_Finalize();
 }
 
+void MpiTransport::record_flights(const std::string& dir, std::size_t buffer) {
+  Impl& m = *impl_;
+  std::vector<FlightLog::Group> groups;
+  std::vector<int> all(static_cast<std::size_t>(m.world));
+  for (int r = 0; r < m.world; ++r) all[static_cast<std::size_t>(r)] = r;
+  groups.push_back({"0", "default_pg", all});
+  if (m.replica_comm != MPI_COMM_NULL) {  // hybrid: node groups of consecutive ranks (make_node_groups)
+    const int size = m.shard_size, nodes = m.world / size, node = m.rank / size;
+    std::vector<int> shard, replica;
+    for (int i = 0; i < size; ++i) shard.push_back(node * size + i);
+    for (int k = 0; k < nodes; ++k) replica.push_back(k * size + m.shard_rank);
+    groups.push_back({std::to_string(1 + node), fmt::format("shard_group_{}", node), shard});
+    groups.push_back({std::to_string(1 + nodes + m.shard_rank), fmt::format("replica_group_{}", m.shard_rank), replica});
+    m.shard_group = 1;
+    m.replica_group = 2;
+  }
+  const auto timeout_ms = static_cast<std::int64_t>(m.timeout_s * 1000);
+  std::lock_guard lock(m.mutex);
+  m.flight.emplace(m.rank, std::move(groups), "mpi", timeout_ms, buffer);
+  m.flight_dir = dir;
+}
+
 int MpiTransport::rank() const { return impl_->rank; }
 int MpiTransport::world_size() const { return impl_->world; }
 int MpiTransport::shard_group_size() const { return impl_->shard_size; }
@@ -321,11 +386,12 @@ std::uint64_t MpiTransport::all_reduce_async(float* data, std::size_t n, Collect
   const bool replica = label.kind == CollectiveLabel::Kind::kReplicaAllReduce;
   if (replica && impl_->replica_comm == MPI_COMM_NULL) throw std::logic_error("a replica all-reduce without node groups");
   MPI_Comm comm = replica ? impl_->replica_comm : impl_->train_comm;
+  const auto elements = static_cast<std::int64_t>(n);
   return impl_->post({0,
                       [=](MPI_Request* r) {
                         DDPSIM_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, count, MPI_FLOAT, MPI_SUM, comm, r));
                       },
-                      label, true});
+                      label, true, {replica ? impl_->replica_group : 0, "all_reduce", elements, elements}});
 }
 
 CollectiveTimes MpiTransport::wait(std::uint64_t ticket) { return impl_->wait(ticket); }
@@ -339,7 +405,7 @@ void MpiTransport::broadcast(void* data, std::size_t bytes, int root) {
   const int count = checked_count(bytes);
   MPI_Comm comm = impl_->train_comm;
   impl_->wait(impl_->post({0, [=](MPI_Request* r) { DDPSIM_MPI_CHECK(MPI_Ibcast(data, count, MPI_BYTE, root, comm, r)); },
-                           {CollectiveLabel::Kind::kBroadcast, -1, -1}, true}));
+                           {CollectiveLabel::Kind::kBroadcast, -1, -1}, true, {0, "broadcast", count, count, "Byte"}}));
 }
 
 namespace {
@@ -366,14 +432,27 @@ std::function<void(MPI_Request*)> start_of(sim::CollectiveKind kind, float* data
   }
 }
 
+// The flight recorder's view of a collective of `kind` on `n` floats over
+// `members` ranks: PyTorch's profiling name and its input and output sizes.
+FlightLog::Call flight_call(sim::CollectiveKind kind, std::size_t group, std::size_t n, int members) {
+  const auto all = static_cast<std::int64_t>(n), part = all / std::max(1, members);
+  switch (kind) {
+    case sim::CollectiveKind::kAllGather: return {group, "_allgather_base", part, all};
+    case sim::CollectiveKind::kReduceScatter: return {group, "_reduce_scatter_base", all, part};
+    default: return {group, std::string(sim::to_string(kind)), all, all};
+  }
+}
+
 }  // namespace
 
 void MpiTransport::sweep_collective(sim::CollectiveKind kind, float* data, std::size_t n) {
-  impl_->wait(impl_->post({0, start_of(kind, data, n, impl_->world, impl_->train_comm), {CollectiveLabel::Kind::kSweep, -1, -1}, true}));
+  impl_->wait(impl_->post({0, start_of(kind, data, n, impl_->world, impl_->train_comm), {CollectiveLabel::Kind::kSweep, -1, -1},
+                           true, flight_call(kind, 0, n, impl_->world)}));
 }
 
 std::uint64_t MpiTransport::all_gather_async(float* data, std::size_t n, CollectiveLabel label) {
-  return impl_->post({0, start_of(sim::CollectiveKind::kAllGather, data, n, impl_->shard_size, impl_->shard_comm), label, true});
+  return impl_->post({0, start_of(sim::CollectiveKind::kAllGather, data, n, impl_->shard_size, impl_->shard_comm), label, true,
+                      flight_call(sim::CollectiveKind::kAllGather, impl_->shard_group, n, impl_->shard_size)});
 }
 
 std::uint64_t MpiTransport::reduce_scatter_async(const float* data, std::size_t n, float* out, CollectiveLabel label) {
@@ -384,13 +463,14 @@ std::uint64_t MpiTransport::reduce_scatter_async(const float* data, std::size_t 
                       [=](MPI_Request* r) {
                         DDPSIM_MPI_CHECK(MPI_Ireduce_scatter_block(data, out, part, MPI_FLOAT, MPI_SUM, comm, r));
                       },
-                      label, true});
+                      label, true, flight_call(sim::CollectiveKind::kReduceScatter, impl_->shard_group, n, world)});
 }
 
 void MpiTransport::barrier() {
   MPI_Comm comm = impl_->sync_comm;
   impl_->wait(impl_->post(
-      {0, [=](MPI_Request* r) { DDPSIM_MPI_CHECK(MPI_Ibarrier(comm, r)); }, {CollectiveLabel::Kind::kBarrier, -1, -1}, false}));
+      {0, [=](MPI_Request* r) { DDPSIM_MPI_CHECK(MPI_Ibarrier(comm, r)); }, {CollectiveLabel::Kind::kBarrier, -1, -1}, false,
+       {0, "barrier", 0, 0}}));
 }
 
 }  // namespace ddpsim::real

@@ -7,7 +7,9 @@
 // a communicator of its own), prints who is missing from which collective,
 // and aborts every rank (MPI_Abort), leaving no process behind.
 
+#include <cstddef>
 #include <memory>
+#include <string>
 
 #include "real_backend/transport.hpp"
 
@@ -24,6 +26,12 @@ class MpiTransport final : public Transport {
   ~MpiTransport() override;  ///< drains the queue, stops the thread, finalises MPI
   MpiTransport(const MpiTransport&) = delete;
   MpiTransport& operator=(const MpiTransport&) = delete;
+
+  /// Keeps a flight recorder of this rank's last `buffer` collectives
+  /// (real_backend/flight_log.hpp); when the watchdog fires, every rank that
+  /// answers writes it to `dir`/nccl_trace_rank_<rank> before the job is
+  /// aborted, for `ddpsim explain dir`. Call before the first collective.
+  void record_flights(const std::string& dir, std::size_t buffer = 2000);
 
   int rank() const override;
   int world_size() const override;

@@ -249,6 +249,7 @@ int allreduce_sweep_cmd(ddpsim::real::Transport& transport, const std::string& d
 struct TrainArgs {
   TrainerOptions o;
   std::string widths = "8,64,64,1", params_out, json_prefix, device = "cpu", strategy = "ddp", sharding = "full";
+  std::string flight_dir;  ///< --flight-recorder
   std::vector<std::string> faults;
   int ranks_per_node = 0;
   bool no_shuffle = false;
@@ -285,6 +286,9 @@ CLI::App* add_train(CLI::App& app, TrainArgs& a) {
   train->add_option("--timeout-s", a.timeout_s, "Watchdog: abort every rank when a collective makes no progress this long "
                                                 "(default 600, as NCCL's; 0: off)")
       ->check(CLI::NonNegativeNumber);
+  train->add_option("--flight-recorder", a.flight_dir,
+                    "When the watchdog fires, each rank writes its flight recorder (PyTorch's dump, its last 2000 "
+                    "collectives) to DIR/nccl_trace_rank_<r>, for ddpsim explain DIR (--device cpu)");
   train->add_option("--checkpoint-dir", o.checkpoint_dir, "Rank 0 checkpoints here");
   train->add_option("--checkpoint-every", o.checkpoint_every, "Steps between checkpoints (0: never)")->check(CLI::NonNegativeNumber);
   train->add_option("--keep-checkpoints", o.keep_checkpoints, "Newest checkpoints kept (default 3)")->check(CLI::PositiveNumber);
@@ -323,6 +327,10 @@ void finish_train(TrainArgs& a, const CLI::App& train) {
   }
   if ((o.resume || o.checkpoint_every > 0) && o.checkpoint_dir.empty()) {
     throw std::invalid_argument("--resume and --checkpoint-every need --checkpoint-dir");
+  }
+  if (!a.flight_dir.empty() && a.device == "gpu") {
+    throw std::invalid_argument("--flight-recorder records the MPI transport's collectives (--device cpu); the NCCL "
+                                "transport's watchdog does not write dumps yet");
   }
 }
 
@@ -434,6 +442,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     std::unique_ptr<ddpsim::real::Transport> nccl;
+    if (*train && !t.flight_dir.empty()) mpi->record_flights(t.flight_dir);
     if (t.device == "gpu") nccl = ddpsim::real::make_nccl_transport(*mpi, timeout_s);
     ddpsim::real::Transport& transport = nccl ? *nccl : static_cast<ddpsim::real::Transport&>(*mpi);
     if (*sweep) return allreduce_sweep_cmd(transport, t.device, s.op, s.min_bytes, s.max_bytes, s.iters, s.json);

@@ -165,8 +165,6 @@ std::vector<formats::FlightRecord> flight_records(const CollectiveRecorder& reco
   return out;
 }
 
-std::string flight_record_name(int rank) { return fmt::format("nccl_trace_rank_{}", rank); }
-
 void write_files(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -38,8 +38,6 @@ class CollectiveRecorder final : public sim::Observer {
 std::vector<formats::FlightRecord> flight_records(const CollectiveRecorder& recorder, const models::RunResult& run,
                                                   models::Backend backend, sim::Time watchdog_timeout);
 
-/// A rank's dump's file name, as PyTorch names it: nccl_trace_rank_<rank>.
-std::string flight_record_name(int rank);
 /// Writes each (name, text) into `dir`, creating it (--flight-recorder's errors, exit 2).
 void write_files(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files);
 
