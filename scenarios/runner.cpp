@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -156,24 +157,53 @@ struct Simulations {
   std::optional<netsim::SimgridStats> simgrid;
 };
 
-// The process that simulates a task of world size `w` (task index `task`):
-// round robin, except with the SimGrid engine, whose statistics count the
-// distinct collectives simulated: there every world size goes to one
-// process, which then simulates its collectives once, as one process would;
-// with an elastic restart (a second world size in a row's task) one process
-// takes them all.
-int owner(const Scenario& scenario, const SweepAxes& axes, const Partition& part, std::size_t task, int w) {
-  if (part.count <= 1) return 0;
-  if (scenario.engine != "simgrid") return static_cast<int>(task % static_cast<std::size_t>(part.count));
-  if (scenario.resilience.failures && scenario.resilience.failures->restart_world_size) return 0;
-  const std::vector<int> sizes = world_sizes_needed(scenario, axes);
-  const auto at = std::find(sizes.begin(), sizes.end(), w) - sizes.begin();
-  return static_cast<int>(at % part.count);
+// The world size a task simulates: row i's, or 1 for a cap's baseline.
+int task_world_size(const SweepAxes& axes, std::size_t task) {
+  const std::size_t rows = axes.bucket_caps_mb.size() * axes.world_sizes.size();
+  return task < rows ? axes.world_sizes[task % axes.world_sizes.size()] : 1;
 }
+
+// The process that simulates each of `tasks` tasks: units of work dealt,
+// largest first, each to the process with the least so far (a unit costs
+// its world size per task). A unit is a task, except with the SimGrid
+// engine, whose statistics count the distinct collectives simulated: there
+// a unit is every task of one world size, so each is simulated once, as one
+// process would. Where a row also simulates a second world size (an
+// elastic restart's; hybrid sharding's node-sized shard groups) the first
+// process takes them all.
+std::vector<int> assign_tasks(const Scenario& scenario, const SweepAxes& axes, std::size_t tasks, const Partition& part) {
+  std::vector<int> owners(tasks, 0);
+  const bool simgrid = scenario.engine == "simgrid";
+  const bool second_size = (scenario.resilience.failures && scenario.resilience.failures->restart_world_size) ||
+                           (scenario.fsdp && models::is_hybrid(scenario.fsdp->sharding));
+  if (part.count <= 1 || (simgrid && second_size)) return owners;
+  std::map<std::int64_t, std::vector<std::size_t>> units;  // key: world size (SimGrid) or task
+  for (std::size_t t = 0; t < tasks; ++t) units[simgrid ? task_world_size(axes, t) : static_cast<std::int64_t>(t)].push_back(t);
+  std::vector<std::pair<std::int64_t, const std::vector<std::size_t>*>> order;  // (cost, tasks)
+  for (const auto& [key, members] : units) {
+    order.emplace_back(static_cast<std::int64_t>(members.size()) * task_world_size(axes, members.front()), &members);
+  }
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::int64_t> load(static_cast<std::size_t>(part.count), 0);
+  for (const auto& [cost, members] : order) {
+    const auto p = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[p] += cost;
+    for (std::size_t t : *members) owners[t] = static_cast<int>(p);
+  }
+  return owners;
+}
+
+// This process's place in a split sweep: its partition and the process of each task.
+struct Share {
+  const Partition& part;
+  std::vector<int> owners;
+};
 
 Simulations simulate_tasks(const Scenario& scenario, const SweepAxes& axes, const std::vector<std::shared_ptr<const models::DdpJob>>& jobs,
                            sim::ChromeTraceWriter* trace, int threads, const exec::ExecutionPolicy& policy,
-                           const Partition& part, bool baseline_in_sweep, const RecordFailed& record) {
+                           const Share& share, const RecordFailed& record) {
+  const Partition& part = share.part;
+  const std::vector<int>& owners = share.owners;
   const std::size_t caps = axes.bucket_caps_mb.size(), sizes = axes.world_sizes.size(), rows = caps * sizes;
   Simulations out;
   out.rows.resize(rows);
@@ -181,13 +211,12 @@ Simulations simulate_tasks(const Scenario& scenario, const SweepAxes& axes, cons
   out.recorded.resize(rows);
   out.baselines.resize(caps);
   const bool bucket_sweep = caps > 1;
-  const std::size_t extra = baseline_in_sweep ? 0 : caps;
   const std::optional<int> restart_w =
       scenario.resilience.failures ? scenario.resilience.failures->restart_world_size : std::nullopt;
-  parallel_for(rows + extra, threads, [&](std::size_t i) {
+  parallel_for(owners.size(), threads, [&](std::size_t i) {
     const std::size_t c = i < rows ? i / sizes : i - rows;
-    const int w = i < rows ? axes.world_sizes[i % sizes] : 1;
-    if (owner(scenario, axes, part, i, w) != part.index) return;
+    const int w = task_world_size(axes, i);
+    if (owners[i] != part.index) return;
     if (i >= rows) {
       out.baselines[c] = simulate(scenario, *jobs[c], 1, policy, nullptr);
       return;
@@ -213,6 +242,39 @@ Simulations simulate_tasks(const Scenario& scenario, const SweepAxes& axes, cons
     }
   });
   return out;
+}
+
+// This process's share of the sweep's simulations, inside the scenario's
+// engine. Split on SimGrid, its platform holds the world sizes it simulates
+// only (the size limit is the whole sweep's).
+Simulations simulate_share(const Scenario& scenario, const SweepAxes& axes,
+                           const std::vector<std::shared_ptr<const models::DdpJob>>& jobs, const Share& share,
+                           sim::ChromeTraceWriter* trace, int threads, const exec::ExecutionPolicy& policy,
+                           const RecordFailed& record) {
+  SweepAxes engine_axes = axes;
+  if (share.part.count > 1 && scenario.engine == "simgrid") {
+    check_simgrid_size(scenario, axes);
+    engine_axes.world_sizes = {1};
+    for (std::size_t t = 0; t < share.owners.size(); ++t) {
+      if (share.owners[t] == share.part.index) engine_axes.world_sizes.push_back(task_world_size(axes, t));
+    }
+  }
+  Simulations sims;
+  with_timer(
+      scenario, engine_axes,
+      [&](models::CollectiveTimer* timer) {
+        // One thread with a trace or a timer: the trace is written in row order, SimGrid runs in one actor.
+        const int sim_threads = trace != nullptr || timer != nullptr ? 1 : threads;
+        exec::ExecutionPolicy p = policy;
+        // Threads the rows large enough to share theirs (ExecutionPolicy::threads) do not take.
+        const auto large = std::count_if(axes.world_sizes.begin(), axes.world_sizes.end(),
+                                         [](int w) { return w >= 2 * exec::kRanksPerEngineThread; });
+        p.threads = std::max(1, sim_threads / std::max(1, static_cast<int>(large * static_cast<long>(jobs.size()))));
+        p.timer = timer;
+        sims = simulate_tasks(scenario, axes, jobs, trace, sim_threads, p, share, record);
+      },
+      &sims.simgrid);
+  return sims;
 }
 
 // Every process's simulations on the first (elsewhere: false); one that
@@ -254,9 +316,11 @@ bool gather_simulations(const Partition& part, Simulations& sims, const std::exc
       }
     }
     for (auto& [row, files] : share.recorded) sims.recorded.at(row) = std::move(files);
-    if (p > 0 && share.simgrid && sims.simgrid) {  // the platform is the same in every process
+    if (p > 0 && share.simgrid && sims.simgrid) {  // the largest platform is one process's
       sims.simgrid->collectives += share.simgrid->collectives;
       sims.simgrid->transfers += share.simgrid->transfers;
+      sims.simgrid->hosts = std::max(sims.simgrid->hosts, share.simgrid->hosts);
+      sims.simgrid->links = std::max(sims.simgrid->links, share.simgrid->links);
     }
   }
   return true;
@@ -337,10 +401,7 @@ std::vector<int> world_sizes_needed(const Scenario& scenario, const SweepAxes& a
   return sizes;
 }
 
-void with_timer(const Scenario& scenario, const SweepAxes& axes, const std::function<void(models::CollectiveTimer*)>& body,
-                std::optional<netsim::SimgridStats>* stats) {
-  check_engine(scenario);
-  if (scenario.engine != "simgrid") return body(nullptr);
+void check_simgrid_size(const Scenario& scenario, const SweepAxes& axes) {
   const std::vector<int> sizes = world_sizes_needed(scenario, axes);
   if (sizes.back() > kMaxSimgridRanks) {
     throw InputError({scenario.source, 0, 0}, "world_size", std::to_string(sizes.back()),
@@ -348,6 +409,14 @@ void with_timer(const Scenario& scenario, const SweepAxes& axes, const std::func
                                  "2.2 GB at 16,384; bench/engines.sh)",
                                  kMaxSimgridRanks));
   }
+}
+
+void with_timer(const Scenario& scenario, const SweepAxes& axes, const std::function<void(models::CollectiveTimer*)>& body,
+                std::optional<netsim::SimgridStats>* stats) {
+  check_engine(scenario);
+  if (scenario.engine != "simgrid") return body(nullptr);
+  check_simgrid_size(scenario, axes);
+  const std::vector<int> sizes = world_sizes_needed(scenario, axes);
   const models::DdpJob& job = scenario.job;
   const models::ClusterSpec cluster = job.cluster ? *job.cluster : models::single_switch(sizes.back(), job.network);
   std::vector<std::vector<int>> groups;  // hybrid sharding's replica groups, priced all at once
@@ -394,25 +463,14 @@ SweepResult run_sweep(const Scenario& scenario, const SweepAxes& axes, sim::Chro
   for (const double cap : axes.bucket_caps_mb) {
     jobs.push_back(std::make_shared<const models::DdpJob>(with_cap(scenario.job, cap)));
   }
+  const std::size_t tasks = jobs.size() * axes.world_sizes.size() + (out.baseline_in_sweep ? 0 : jobs.size());
+  const Share share{part, assign_tasks(scenario, axes, tasks, part)};
   Simulations sims;
   // Split, a process that fails still hands its share to the gather (or the others would wait on it).
   std::exception_ptr failed;
   try {
-    with_timer(
-      scenario, axes,
-      [&](models::CollectiveTimer* timer) {
-        out.engine = timer != nullptr ? std::string(timer->engine()) : "analytic";
-        // One thread with a trace or a timer: the trace is written in row order, SimGrid runs in one actor.
-        const int sim_threads = trace != nullptr || timer != nullptr ? 1 : threads;
-        exec::ExecutionPolicy p = policy;
-        // Threads the rows large enough to share theirs (ExecutionPolicy::threads) do not take.
-        const auto large = std::count_if(axes.world_sizes.begin(), axes.world_sizes.end(),
-                                         [](int w) { return w >= 2 * exec::kRanksPerEngineThread; });
-        p.threads = std::max(1, sim_threads / std::max(1, static_cast<int>(large * static_cast<long>(jobs.size()))));
-        p.timer = timer;
-        sims = simulate_tasks(scenario, axes, jobs, trace, sim_threads, p, part, out.baseline_in_sweep, record);
-      },
-      &sims.simgrid);
+    sims = simulate_share(scenario, axes, jobs, share, trace, threads, policy, record);
+    out.engine = scenario.engine == "simgrid" ? "simgrid" : "analytic";
   } catch (...) {
     if (part.count <= 1) throw;
     failed = std::current_exception();

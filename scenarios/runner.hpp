@@ -100,6 +100,8 @@ void with_timer(const Scenario& scenario, const SweepAxes& axes, const std::func
                 std::optional<netsim::SimgridStats>* stats = nullptr);
 /// The SimGrid engine's limit: its full routing zone holds W^2 route slots.
 inline constexpr int kMaxSimgridRanks = 16384;
+/// Throws InputError when a world size `axes` needs is over kMaxSimgridRanks.
+void check_simgrid_size(const Scenario& scenario, const SweepAxes& axes);
 /// Throws InputError when the scenario's engine cannot price its collectives
 /// (SimGrid with collective.model nccl), whatever this build offers.
 void check_engine(const Scenario& scenario);
