@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
-# ddpsim advise's speed: bench/advise_gpt2_512.yaml searched over 12 world
-# sizes (8 to 512) and the accumulations that keep the global batch in
+# ddpsim advise's speed: bench/advise_gpt2_512.yaml searched over 64 world
+# sizes (every whole node, 8 to 512) and the accumulations that keep the global batch in
 # 64:8192, on one core (taskset -c 0, --threads 1): the configurations
 # tried, the median wall time of REPEAT runs, and the time per configuration.
 #   bench/advise.sh [DDPSIM] [REPEAT]
 set -euo pipefail
 ddpsim=${1:-build/cli/ddpsim} repeat=${2:-3}
 cd "$(dirname "$0")/.."
-args=(advise bench/advise_gpt2_512.yaml --world-size 8,16,24,32,48,64,96,128,192,256,384,512
-      --global-batch 64:8192 --threads 1)
+args=(advise bench/advise_gpt2_512.yaml --world-size "$(seq -s, 8 8 512)" --global-batch 64:8192 --threads 1)
 configs=$("$ddpsim" "${args[@]}" | sed -n 's/^\([0-9]*\) configurations:.*/\1/p')
 runs=()
 for ((i = 0; i < repeat; i++)); do
