@@ -323,14 +323,7 @@ Advice advise(const std::string& scenario_path, const AdviseOptions& o) {
                      "expected a scenario with failures and checkpoint sections (what goodput is computed from)");
   }
   const std::vector<int> worlds = o.world_sizes.empty() ? base.sweep.world_sizes : o.world_sizes;
-  if (const auto& cluster = base.job.cluster) {  // as the loader refuses the scenario's own world_size
-    for (int w : o.world_sizes) {
-      if (w <= cluster->gpus()) continue;
-      throw InputError({"the command line", 0, 0}, "--world-size", std::to_string(w),
-                       fmt::format("expected at most {} ranks: {}'s cluster has {} nodes x {} GPUs", cluster->gpus(),
-                                   scenario_path, cluster->nodes, cluster->gpus_per_node));
-    }
-  }
+  for (int w : o.world_sizes) scenarios::check_fits_cluster(base, w, "--world-size");
   const bool multi_node = base.job.cluster && base.job.cluster->nodes > 1;
   const std::vector<std::string> blocks = block_patterns(base.job.model);
   for (const std::string& p : o.programs) {

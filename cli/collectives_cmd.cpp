@@ -28,11 +28,7 @@ using validate::median;
 int world_size_of(const CollectivesOptions& o, const scenarios::Scenario& s, const validate::NcclTestsTable* measured) {
   const int largest = *std::max_element(s.sweep.world_sizes.begin(), s.sweep.world_sizes.end());
   const int w = o.world_size > 0 ? o.world_size : measured != nullptr && measured->ranks > 0 ? measured->ranks : largest;
-  const int room = s.job.cluster ? s.job.cluster->gpus() : std::max(w, largest);
-  if (w > room) {
-    throw InputError({"the command line", 0, 0}, "--world-size", std::to_string(w),
-                     fmt::format("expected at most {} ranks: the scenario's cluster", room));
-  }
+  scenarios::check_fits_cluster(s, w, "--world-size");
   if (measured != nullptr && measured->ranks > 0 && measured->ranks != w) {
     throw InputError({measured->file, 0, 0}, "# Rank", std::to_string(measured->ranks),
                      fmt::format("expected {} ranks, the world size compared (--world-size)", w));

@@ -25,7 +25,10 @@ std::string where(const models::MemoryPoint& at) { return at.unit.empty() ? at.p
 int memory(const MemoryOptions& o) {
   const scenarios::Scenario s = scenarios::load_scenario(o.scenario);
   std::vector<int> worlds = s.sweep.world_sizes;
-  if (o.world_size > 0) worlds = {o.world_size};
+  if (o.world_size > 0) {
+    scenarios::check_fits_cluster(s, o.world_size, "--world-size");
+    worlds = {o.world_size};
+  }
   const std::string device =
       s.memory.device_bytes ? fmt::format("device {:.2f} GiB", gib(*s.memory.device_bytes)) : "no device.memory_GB";
   fmt::print("# {}: {}; {}\n", s.name, scenarios::describe_program(s), device);

@@ -79,6 +79,10 @@ struct Scenario {
 Scenario load_scenario(const std::string& path);
 /// Validates scenario text; `source` names it in error messages.
 Scenario parse_scenario(std::string_view text, const std::string& source);
+/// Throws InputError on the command line's `option` when `world_size` is
+/// more ranks than the scenario's cluster holds (no cluster: no limit), as
+/// the loader refuses a world_size of the file.
+void check_fits_cluster(const Scenario& scenario, int world_size, const std::string& option);
 
 /// Limits on a scenario file, so that hostile input fails fast and cleanly.
 inline constexpr std::size_t kMaxScenarioBytes = 1 << 20;

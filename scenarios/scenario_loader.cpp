@@ -394,4 +394,12 @@ models::DdpJob with_cap(models::DdpJob job, double cap_mb) {
 
 Scenario load_scenario(const std::string& path) { return parse_scenario(read_limited(path, "scenario file"), path); }
 
+void check_fits_cluster(const Scenario& scenario, int world_size, const std::string& option) {
+  const auto& cluster = scenario.job.cluster;
+  if (!cluster || world_size <= cluster->gpus()) return;
+  throw InputError({"the command line", 0, 0}, option, std::to_string(world_size),
+                   fmt::format("expected at most {} ranks: the scenario's cluster has {} nodes x {} GPUs", cluster->gpus(),
+                               cluster->nodes, cluster->gpus_per_node));
+}
+
 }  // namespace ddpsim::scenarios
