@@ -53,7 +53,7 @@ std::vector<std::string> MpiSession::gather(const std::string& mine) const {
       offsets[static_cast<std::size_t>(r)] = static_cast<int>(total);
       total += lengths[static_cast<std::size_t>(r)];
     }
-    if (total > 2147483647L) throw std::runtime_error("advise results over 2 GiB: too many for one gather");
+    if (total > 2147483647L) throw std::runtime_error("the processes' results are over 2 GiB: too many for one gather");
     all.resize(static_cast<std::size_t>(total));
   }
   MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
