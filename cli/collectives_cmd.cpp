@@ -68,6 +68,10 @@ nlohmann::ordered_json print_tuning(const scenarios::Scenario& s, sim::Collectiv
 }  // namespace
 
 int collectives(const CollectivesOptions& o) {
+  if (o.stagger_us) {
+    throw InputError({"the command line", 0, 0}, "--stagger-us", fmt::format("{}", *o.stagger_us),
+                     "expected with --groups: it staggers process groups' starts");
+  }
   const scenarios::Scenario scenario = scenarios::load_scenario(o.scenario);
   const std::optional<sim::CollectiveKind> kind = validate::parse_collective_kind(o.op);
   if (!kind) {

@@ -298,6 +298,9 @@ int main(int argc, char** argv) {
   collectives_cmd->add_option("--layout", xo.layout,
                               "--groups' ranks: strided (group i = i, i+G, ...: replicas across nodes, the default) or "
                               "blocked (group i = the i-th W/G consecutive ranks: shards inside a node)");
+  collectives_cmd->add_option("--stagger-us", xo.stagger_us,
+                              "With --groups: also run them staggered, group i starting i x this many us after group 0, "
+                              "each collective repriced for the groups in flight at every start and end");
   collectives_cmd->add_flag("--tuning", xo.tuning,
                             "Also print NCCL's latency and bandwidth per algorithm and protocol (collective.model: nccl), "
                             "as NCCL_DEBUG_SUBSYS=TUNING logs them");

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
 
 #include "cli/cli_io.hpp"
@@ -16,6 +17,7 @@
 #include "scenarios/input_error.hpp"
 #include "scenarios/runner.hpp"
 #include "scenarios/scenario.hpp"
+#include "sim/engine.hpp"
 #include "validate/nccl_tests.hpp"
 
 namespace ddpsim::cli {
@@ -50,6 +52,9 @@ void check_inputs(const scenarios::Scenario& s, const CollectivesOptions& o, std
     throw InputError({s.source, 0, 0}, "collective.model", "nccl",
                      "expected ring with --groups: the SimGrid engine runs the ring's transfers");
   }
+  if (o.stagger_us && !(*o.stagger_us >= 0 && *o.stagger_us <= 1e9)) {
+    throw InputError(kCommandLine, "--stagger-us", fmt::format("{}", *o.stagger_us), "expected a number of us from 0 to 1e9");
+  }
   if (!o.measured.empty() || o.tuning) {
     throw InputError(kCommandLine, "--groups", std::to_string(o.groups), "expected without --measured and --tuning");
   }
@@ -57,6 +62,42 @@ void check_inputs(const scenarios::Scenario& s, const CollectivesOptions& o, std
     throw InputError(kCommandLine, "--groups", std::to_string(o.groups),
                      "expected an engine that runs groups at once (" + netsim::simgrid_unavailable_reason() + ")");
   }
+}
+
+// The slowest group's own time (its collective's start to end) when group i
+// starts its `c` i x `stagger` after group 0: the engine's link-sharing
+// groups (Engine::add_sharing_groups), repriced on the platform for the set
+// in flight at each start and end.
+double staggered_us(models::CollectiveTimer& timer, const sim::Collective& c, const std::vector<std::vector<int>>& groups,
+                    int w, sim::Time stagger) {
+  struct Slowest final : sim::Observer {
+    double us = 0;
+    void on_op(const sim::OpRecord& r) override {
+      if (r.is_collective) us = std::max(us, (r.end - r.start).us());
+    }
+  } slowest;
+  sim::Engine engine(w, [](const sim::Collective&, int) { return sim::Time{}; });
+  std::map<std::vector<int>, std::vector<sim::Time>> together;
+  const std::vector<sim::GroupId> ids = engine.add_sharing_groups(
+      groups, sim::StreamKind::kComm, [&](const sim::Collective& x, int group, const std::vector<int>& in_flight) {
+        auto [it, fresh] = together.try_emplace(in_flight);
+        if (fresh) {
+          std::vector<std::vector<int>> running;
+          for (int i : in_flight) running.push_back(groups[static_cast<std::size_t>(i)]);
+          it->second = timer.time_together(x, running);
+        }
+        const auto at = std::find(in_flight.begin(), in_flight.end(), group) - in_flight.begin();
+        return it->second[static_cast<std::size_t>(at)];
+      });
+  engine.add_observer(slowest);
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    for (int r : groups[i]) {
+      engine.enqueue(r, sim::StreamKind::kComm, stagger * static_cast<std::int64_t>(i), {0, 0}, std::nullopt);
+      engine.enqueue_collective(r, ids[i], c, {1, 0}, std::nullopt);
+    }
+  }
+  engine.run();
+  return slowest.us;
 }
 
 }  // namespace
@@ -78,7 +119,9 @@ int collectives_together(const CollectivesOptions& o) {
   fmt::print("# {}: {} over {} process groups at once ({}: {}), {} ranks each, SimGrid engine\n", s.name, o.op, o.groups,
              o.layout, fmt::format("{{{}}}", fmt::join(groups.front(), ", ")) + (groups.size() > 1 ? ", ..." : ""),
              w / o.groups);
-  fmt::print("# {:>12} {:>12} {:>14} {:>9}\n", "size(B)", "alone(us)", "together(us)", "slowdown");
+  const std::optional<sim::Time> stagger = o.stagger_us ? std::optional(sim::Time::from_us(*o.stagger_us)) : std::nullopt;
+  fmt::print("# {:>12} {:>12} {:>14} {:>9}{}\n", "size(B)", "alone(us)", "together(us)", "slowdown",
+             stagger ? fmt::format(" {:>15}", "staggered(us)") : "");
   nlohmann::ordered_json json = {{"scenario", s.name}, {"op", o.op},       {"world_size", w},
                                  {"groups", groups}, {"engine", "simgrid"}, {"rows", nlohmann::ordered_json::array()}};
   netsim::run_with_simgrid(
@@ -90,12 +133,25 @@ int collectives_together(const CollectivesOptions& o) {
           for (const auto& g : groups) alone = std::max(alone, timer.time_together(c, {g}).front().us());
           for (const sim::Time t : timer.time_together(c, groups)) together = std::max(together, t.us());
           const double slowdown = alone > 0 ? together / alone : 1;
-          fmt::print("  {:>12} {:>12.2f} {:>14.2f} {:>8.2f}x\n", b, alone, together, slowdown);
-          json["rows"].push_back({{"bytes", b}, {"alone_us", alone}, {"together_us", together}, {"slowdown", slowdown}});
+          nlohmann::ordered_json row = {{"bytes", b}, {"alone_us", alone}, {"together_us", together}, {"slowdown", slowdown}};
+          std::string staggered;
+          if (stagger) {
+            const double us = staggered_us(timer, c, groups, w, *stagger);
+            staggered = fmt::format(" {:>15.2f}", us);
+            row["staggered_us"] = us;
+          }
+          fmt::print("  {:>12} {:>12.2f} {:>14.2f} {:>8.2f}x{}\n", b, alone, together, slowdown, staggered);
+          json["rows"].push_back(std::move(row));
         }
       },
       groups);
   fmt::print("alone: the slowest group on an idle network; together: the slowest while all {} run\n", o.groups);
+  if (stagger) {
+    fmt::print("staggered: the slowest group's own time when group i starts {} us after group 0, each repriced for the "
+               "groups in flight at every start and end\n",
+               fmt::format("i x {}", *o.stagger_us));
+  }
+  if (stagger) json["stagger_us"] = *o.stagger_us;
   if (!o.json.empty()) write_file(o.json, json.dump(2) + "\n");
   return 0;
 }

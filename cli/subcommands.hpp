@@ -37,6 +37,7 @@ struct CollectivesOptions {
   bool tuning = false;   ///< also print NCCL's per-(algorithm, protocol) table, as NCCL_DEBUG_SUBSYS=TUNING does
   int groups = 0;        ///< > 0: this many process groups run the collective at once (SimGrid)
   std::string layout = "strided";  ///< the groups' ranks: strided {i, i+G, ...} or blocked
+  std::optional<double> stagger_us;  ///< with groups: group i starts i x this after group 0, also priced
 };
 
 /// ddpsim collectives: the scenario's collective model as an nccl-tests table.

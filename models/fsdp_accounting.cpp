@@ -62,15 +62,21 @@ int gathers_per_step(const FsdpPlan& plan, const FsdpUnitPlan& u, int accumulati
   return reshards_after_forward(plan.strategy) ? accumulation : 1;
 }
 
-std::unique_ptr<CollectiveTimer> replica_timer(const DdpJob& job, int replicas) {
+std::unique_ptr<CollectiveTimer> replica_timer(const DdpJob& job, int replicas, int in_flight) {
   if (!job.cluster) throw std::invalid_argument("hybrid sharding needs a cluster");
+  if (in_flight < 1) throw std::invalid_argument("replica groups in flight: at least the one priced");
   DdpJob across = job;
   ClusterSpec& c = *across.cluster;
-  c.inter.bandwidth_GBps *= std::min(1.0, static_cast<double>(c.nics_per_node) / c.gpus_per_node);
+  c.inter.bandwidth_GBps *= std::min(1.0, static_cast<double>(c.nics_per_node) / in_flight);
   c.nodes = replicas;
   c.gpus_per_node = 1;
   c.nics_per_node = 1;
   return analytic_timer(across, replicas);
+}
+
+std::unique_ptr<CollectiveTimer> replica_timer(const DdpJob& job, int replicas) {
+  if (!job.cluster) throw std::invalid_argument("hybrid sharding needs a cluster");
+  return replica_timer(job, replicas, job.cluster->gpus_per_node);
 }
 
 double fsdp_closed_form_ms(const DdpJob& job, const FsdpConfig& cfg, int world_size, int gpus_per_node,

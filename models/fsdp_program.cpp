@@ -12,6 +12,7 @@
 
 #include "models/ddp_run.hpp"
 #include "models/fsdp_run.hpp"
+#include "models/replica_pricing.hpp"
 #include "sim/levelized.hpp"
 
 namespace ddpsim::models {
@@ -405,37 +406,30 @@ class FsdpEvaluation final : public Evaluation {
   // Hybrid sharding: a shard group per node (on the comm stream, priced as
   // the evaluator prices a node) and a replica group per local GPU index
   // (its own NCCL stream, here the host's, idle in backward). Every rank is
-  // simulated (not symmetric). The replica groups are priced across the
-  // nodes: by replica_timer (the NIC's fair share), or on the SimGrid engine
-  // all of a node's groups at once (time_together), as they run: each
-  // distinct collective once.
+  // simulated (not symmetric). The replica groups share each node's NICs:
+  // each all-reduce progresses at the rate the replica groups then in flight
+  // leave it (ReplicaPricing: the NIC's fair share, or on the SimGrid engine
+  // the groups in flight run together on the platform).
   std::vector<RankGroups> add_groups(sim::Engine& engine) {
     std::vector<RankGroups> out(static_cast<std::size_t>(simulated_));
     if (plan_.replicas <= 1) return out;
     const int per_node = plan_.shard_group;
-    replica_timer_ = replica_timer(job_, plan_.replicas);
-    const std::vector<std::vector<int>> replicas = replica_groups(world_size_, per_node);
-    const bool simgrid = timer_ != nullptr && timer_->engine() == "simgrid";
     for (int node = 0; node < plan_.replicas; ++node) {
       std::vector<int> members(static_cast<std::size_t>(per_node));
       for (int i = 0; i < per_node; ++i) members[static_cast<std::size_t>(i)] = node * per_node + i;
       const sim::GroupId id = engine.add_group(members);
       for (int r : members) out[static_cast<std::size_t>(r)].shard = id;
     }
-    for (int i = 0; i < per_node; ++i) {
-      sim::CollectiveCostFn across = [timer = replica_timer_.get()](const sim::Collective& c, int n) {
-        return timer->time(c, n, {});
-      };
-      if (simgrid) {
-        across = [this, replicas, i](const sim::Collective& c, int) {
-          auto [it, fresh] = together_.try_emplace({c.kind, c.bytes});
-          if (fresh) it->second = timer_->time_together(c, replicas);
-          return it->second[static_cast<std::size_t>(i)];
-        };
-      }
-      const std::vector<int>& members = replicas[static_cast<std::size_t>(i)];
-      const sim::GroupId id = engine.add_group(members, sim::StreamKind::kHost, across);
-      for (int r : members) out[static_cast<std::size_t>(r)].replica = id;
+    const std::vector<std::vector<int>> replicas = replica_groups(world_size_, per_node);
+    const bool simgrid = timer_ != nullptr && timer_->engine() == "simgrid";
+    replica_pricing_ = std::make_unique<ReplicaPricing>(job_, replicas, simgrid ? timer_ : nullptr);
+    const std::vector<sim::GroupId> ids = engine.add_sharing_groups(
+        replicas, sim::StreamKind::kHost,
+        [pricing = replica_pricing_.get()](const sim::Collective& c, int group, const std::vector<int>& in_flight) {
+          return pricing->time(c, group, in_flight);
+        });
+    for (std::size_t i = 0; i < replicas.size(); ++i) {
+      for (int r : replicas[i]) out[static_cast<std::size_t>(r)].replica = ids[i];
     }
     return out;
   }
@@ -473,9 +467,8 @@ class FsdpEvaluation final : public Evaluation {
   std::vector<std::unique_ptr<RankProcess>> ranks_;
   std::optional<Progress> recording_;
   std::unique_ptr<RankProcess> recorded_;
-  std::unique_ptr<CollectiveTimer> replica_timer_;
   CollectiveTimer* timer_ = nullptr;  // the evaluator's (price_groups_with)
-  std::map<std::pair<sim::CollectiveKind, std::int64_t>, std::vector<sim::Time>> together_;  // SimGrid: per collective
+  std::unique_ptr<ReplicaPricing> replica_pricing_;
 };
 
 }  // namespace

@@ -71,9 +71,12 @@ FsdpPlan plan_fsdp(const DdpJob& job, const FsdpConfig& cfg, int world_size, int
 int gathers_per_step(const FsdpPlan& plan, const FsdpUnitPlan& u, int accumulation);
 
 /// Hybrid sharding's replica groups, one GPU of each node: `replicas` nodes
-/// of one GPU, each ring on the NIC share one GPU gets when every replica
-/// group of a node runs at once (inter bandwidth x nics_per_node /
-/// gpus_per_node, at most the whole NIC). `job` needs a cluster.
+/// of one GPU, each ring on the NIC share one GPU gets while `in_flight`
+/// replica groups of a node run at once (inter bandwidth x nics_per_node /
+/// in_flight, at most the whole NIC; every group of the node: in_flight =
+/// gpus_per_node). `job` needs a cluster.
+std::unique_ptr<CollectiveTimer> replica_timer(const DdpJob& job, int replicas, int in_flight);
+/// The same with every replica group of a node in flight.
 std::unique_ptr<CollectiveTimer> replica_timer(const DdpJob& job, int replicas);
 
 /// Hybrid sharding's replica groups of `world_size` ranks in nodes of

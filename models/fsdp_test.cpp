@@ -1,4 +1,6 @@
 #include "models/fsdp.hpp"
+#include "models/fsdp_program.hpp"
+#include "models/replica_pricing.hpp"
 
 #include <doctest/doctest.h>
 
@@ -85,4 +87,31 @@ TEST_CASE("FSDP padding and shard groups") {
   CHECK(models::shard_group_size(models::ShardingStrategy::kNoShard, 16, 8) == 1);
   CHECK(models::parse_sharding_strategy("_HYBRID_SHARD_ZERO2") == models::ShardingStrategy::kHybridShardZero2);
   CHECK_FALSE(models::parse_sharding_strategy("full_shard"));
+}
+
+TEST_CASE("replica groups in flight share a node's NICs: each gets min(1, nics / in flight) of one") {
+  // 2 nodes of 8 GPUs, 4 NICs of 25 GB/s a node, no latency: a 1 GiB
+  // all-reduce over the 2 nodes moves 1 GiB across each NIC it uses.
+  models::DdpJob job;
+  models::ClusterSpec c;
+  c.nodes = 2;
+  c.gpus_per_node = 8;
+  c.nics_per_node = 4;
+  c.intra.bandwidth_GBps = 150;
+  c.inter.bandwidth_GBps = 25;
+  job.cluster = c;
+  const sim::Collective ar{sim::CollectiveKind::kAllReduce, std::int64_t{1} << 30};
+  const auto time = [&](int in_flight) { return models::replica_timer(job, 2, in_flight)->time(ar, 2, {}); };
+  CHECK(time(1) == sim::Time::ns(std::llround((1 << 30) / 25.0)));  // a whole NIC
+  CHECK(time(4) == time(1));                                         // a NIC each
+  CHECK(time(8) == sim::Time::ns(std::llround((1 << 30) / 12.5)));  // half of one
+  CHECK(time(8) == models::replica_timer(job, 2)->time(ar, 2, {}));  // every GPU of the node: the default
+  CHECK_THROWS_AS(models::replica_timer(job, 2, 0), std::invalid_argument);
+
+  // ReplicaPricing (the analytic engine): the count in flight decides.
+  const std::vector<std::vector<int>> replicas = models::replica_groups(16, 8);
+  models::ReplicaPricing pricing(job, replicas, nullptr);
+  CHECK(pricing.time(ar, 3, {3}) == time(1));
+  CHECK(pricing.time(ar, 3, {0, 1, 2, 3, 4, 5, 6, 7}) == time(8));
+  CHECK_THROWS_AS(pricing.time(ar, 3, {0, 1}), std::logic_error);
 }

@@ -120,6 +120,28 @@ GroupId Engine::add_group(const std::vector<int>& ranks, StreamKind stream, Coll
   return static_cast<GroupId>(impl_->groups.size() - 1);
 }
 
+std::vector<GroupId> Engine::add_sharing_groups(const std::vector<std::vector<int>>& groups, StreamKind stream,
+                                                SharedCostFn cost) {
+  if (groups.empty()) throw std::invalid_argument("link-sharing process groups: none given");
+  if (!cost) throw std::invalid_argument("link-sharing process groups need a cost model");
+  for (const std::vector<int>& ranks : groups) {
+    for (int r : ranks) {
+      if (r < 0 || r >= impl_->world_size) throw std::out_of_range("process group rank out of range");
+    }
+  }
+  const int sharing = static_cast<int>(impl_->sharings.size());
+  impl_->sharings.push_back(std::move(cost));
+  impl_->on_add_sharing();
+  std::vector<GroupId> ids;
+  for (const std::vector<int>& ranks : groups) {
+    const GroupId id = add_group(ranks, stream, {});
+    impl_->groups[id].sharing = sharing;
+    impl_->groups[id].sharing_index = static_cast<int>(ids.size());
+    ids.push_back(id);
+  }
+  return ids;
+}
+
 bool Engine::crashed(int rank) const { return impl_->dead.at(static_cast<std::size_t>(rank)) != 0; }
 
 RunSummary Engine::run() { return impl_->run(*this); }

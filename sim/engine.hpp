@@ -62,6 +62,13 @@ class Process {
 /// Prices a collective over a group of the given size. Must be deterministic.
 using CollectiveCostFn = std::function<Time(const Collective&, int group_size)>;
 
+/// Prices a collective of one of several process groups that share links
+/// (Engine::add_sharing_groups): `group` is its group's index among them,
+/// `in_flight` the indices, ascending, of those whose collectives run now,
+/// `group` among them. Returns how long it would take were that set in
+/// flight from its start to its end. Must be deterministic.
+using SharedCostFn = std::function<Time(const Collective&, int group, const std::vector<int>& in_flight)>;
+
 /// The order the engine runs events in. Both give every operation the same
 /// ready, start, end and arrival times: each is a maximum of earlier ends
 /// and arrivals, which no tie between events can move. They differ in the
@@ -190,6 +197,15 @@ class Engine final : public OpSink {
   /// topology) when given. A group off the comm stream is time order's only:
   /// a rank-major run stops with needs_time_order.
   GroupId add_group(const std::vector<int>& ranks, StreamKind stream, CollectiveCostFn cost);
+  /// Process groups whose collectives share links, as hybrid sharding's
+  /// replica groups share a node's NICs: each group runs its collectives on
+  /// its members' `stream`; a collective in flight progresses at the rate
+  /// `cost` gives for the set of the groups' collectives in flight, and is
+  /// repriced whenever one of them starts or ends, once an instant
+  /// (docs/cost-models.md#process-groups-at-once). Returns their ids, in
+  /// order. Time order's only: a rank-major run stops with needs_time_order.
+  std::vector<GroupId> add_sharing_groups(const std::vector<std::vector<int>>& groups, StreamKind stream,
+                                          SharedCostFn cost);
 
   /// Observers are not owned and must outlive run().
   void add_observer(Observer& observer);

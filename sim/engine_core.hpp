@@ -75,6 +75,7 @@ struct Engine::Impl {
   std::vector<Observer*> observers;
   std::vector<Stream> streams;
   std::vector<Group> groups;
+  std::vector<SharedCostFn> sharings;          // Engine::add_sharing_groups: each set's pricing
   std::vector<Rendezvous> spare_rendezvous;  // finished ones, their buffers kept
   std::vector<Worker> workers;               // one; rank-major: one per thread
 
@@ -105,6 +106,7 @@ struct Engine::Impl {
   virtual void crash_at(int rank, Time at, std::string message) = 0;
   virtual RunSummary run(Engine& engine) = 0;
   virtual void on_add_group(const Group& g) { (void)g; }
+  virtual void on_add_sharing() {}
 
   // The worker of the calling thread; the first outside a sweep.
   Worker& here() {

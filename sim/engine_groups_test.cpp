@@ -108,3 +108,74 @@ TEST_CASE("a process group's member that never arrives is the one reported missi
   CHECK_THROWS_AS(e.add_group({4}), std::out_of_range);
   CHECK_THROWS_AS(e.enqueue_collective(0, pair, {CollectiveKind::kAllGather, 16}, {1, 0}), std::out_of_range);
 }
+
+namespace {
+// Two groups that share links: a collective alone takes 10 us, with the
+// other's in flight 20 us (each gets half the bandwidth). Group A = {0, 1}
+// all-reduces at 0; group B = {2, 3} after `b_delay` of compute. Returns
+// each group's collective record, and the in-flight sets it was priced for.
+struct SharedRun {
+  OpRecord a, b;
+  std::vector<std::vector<int>> priced;
+};
+SharedRun shared_run(Time b_delay) {
+  SharedRun out;
+  Engine e(4, fixed_cost(1));
+  const std::vector<GroupId> ids = e.add_sharing_groups(
+      {{0, 1}, {2, 3}}, StreamKind::kHost, [&out](const Collective&, int group, const std::vector<int>& in_flight) {
+        CHECK(std::find(in_flight.begin(), in_flight.end(), group) != in_flight.end());
+        out.priced.push_back(in_flight);
+        return Time::from_us(10 * static_cast<double>(in_flight.size()));
+      });
+  REQUIRE(ids.size() == 2);
+  Recorder rec;
+  e.add_observer(rec);
+  for (int r : {0, 1}) e.enqueue_collective(r, ids[0], {CollectiveKind::kAllReduce, 64}, {1, 0});
+  for (int r : {2, 3}) {
+    e.enqueue_collective(r, ids[1], {CollectiveKind::kAllReduce, 64}, {2, 0}, e.enqueue(r, StreamKind::kHost, b_delay, {0, 0}));
+  }
+  const RunSummary s = e.run();
+  REQUIRE_FALSE(s.hung());
+  for (const OpRecord& r : rec.ops) {
+    if (r.is_collective) (r.label.tag == 1 ? out.a : out.b) = r;
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("groups that share links: each collective progresses at the rate its in-flight set allows") {
+  SUBCASE("at once: both take the shared time from the start") {
+    const SharedRun r = shared_run(Time::zero());
+    CHECK(r.a.start == Time::zero());
+    CHECK(r.a.end == Time::from_us(20));
+    CHECK(r.b.end == Time::from_us(20));
+    CHECK(r.priced == std::vector<std::vector<int>>{{0, 1}, {0, 1}});  // one repricing for the instant
+  }
+  SUBCASE("staggered: A runs alone for 5 us, then both share; B finishes alone") {
+    // A: half its work alone by 5 us; the other half at half speed, 10 us: ends at 15.
+    // B: from 5 to 15 at half speed, half its work; the rest alone, 5 us: ends at 20.
+    const SharedRun r = shared_run(Time::from_us(5));
+    CHECK(r.a.end == Time::from_us(15));
+    CHECK(r.b.start == Time::from_us(5));
+    CHECK(r.b.end == Time::from_us(20));
+    CHECK(r.priced == std::vector<std::vector<int>>{{0}, {0, 1}, {0, 1}, {1}});
+  }
+  SUBCASE("apart: B starts after A ends, and both run alone") {
+    const SharedRun r = shared_run(Time::from_us(12));
+    CHECK(r.a.end == Time::from_us(10));
+    CHECK(r.b.end == Time::from_us(22));
+  }
+}
+
+TEST_CASE("groups that share links: refused by the rank-major schedule and when malformed") {
+  EngineOptions o;
+  o.schedule = Schedule::kRankMajor;
+  Engine major(2, fixed_cost(1), o);
+  const auto one = [](const Collective&, int, const std::vector<int>&) { return Time::from_us(1); };
+  major.add_sharing_groups({{0}, {1}}, StreamKind::kComm, one);
+  CHECK(major.run().needs_time_order == "process groups that share links");
+  Engine e(2, fixed_cost(1));
+  CHECK_THROWS_AS(e.add_sharing_groups({{0}, {1}}, StreamKind::kComm, {}), std::invalid_argument);
+  CHECK_THROWS_AS(e.add_sharing_groups({}, StreamKind::kComm, one), std::invalid_argument);
+  CHECK_THROWS_AS(e.add_sharing_groups({{0}, {2}}, StreamKind::kComm, one), std::out_of_range);
+}

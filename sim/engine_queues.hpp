@@ -140,12 +140,12 @@ struct alignas(64) Stream {
 
 
 // kMemberDone: kRankMajor's end of a collective for one member.
-enum class EventKind : std::uint8_t { kOpDone, kCollectiveDone, kWake, kCrash, kMemberDone };
+enum class EventKind : std::uint8_t { kOpDone, kCollectiveDone, kWake, kCrash, kMemberDone, kSharedDone };
 
 struct Event {
   EventKind kind;
-  std::uint32_t target;    // stream (kOpDone, kWake, kMemberDone), group (kCollectiveDone) or rank (kCrash)
-  std::uint64_t payload;   // group sequence number, wake token, crash message index, collective start (ns)
+  std::uint32_t target;    // stream (kOpDone, kWake, kMemberDone), group (kCollectiveDone, kSharedDone) or rank (kCrash)
+  std::uint64_t payload;   // group sequence number, wake token, crash message index, collective start (ns), pricing version (kSharedDone)
   Process* process;        // kWake only
 };
 

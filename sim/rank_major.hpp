@@ -157,6 +157,7 @@ struct RankMajor final : Machine<RankMajor> {
         break;
       case EventKind::kCollectiveDone:
       case EventKind::kCrash:
+      case EventKind::kSharedDone:
         throw std::logic_error("rank-major schedule: a time-order event");
     }
   }
@@ -225,6 +226,8 @@ struct RankMajor final : Machine<RankMajor> {
   void on_add_group(const Group& g) override {
     if (g.stream != StreamKind::kComm) needs_time_order = "a process group on a stream of its own";
   }
+
+  void on_add_sharing() override { needs_time_order = "process groups that share links"; }
 
   RunSummary run(Engine& engine) override {
     if (!needs_time_order) {

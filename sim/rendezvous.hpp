@@ -92,6 +92,8 @@ struct Group {
   int dead_members = 0;
   StreamKind stream = StreamKind::kComm;  // where its members run its collectives
   CollectiveCostFn cost;                  // its own pricing; empty: the engine's
+  int sharing = -1;        // Engine::add_sharing_groups: which set of link-sharing groups (-1: none)
+  int sharing_index = -1;  // and its index there
 };
 
 // kRankMajor: a member reaching a collective, recorded between sweeps.

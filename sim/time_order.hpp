@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -38,6 +39,27 @@ struct TimeOrder final : Machine<TimeOrder> {
     std::uint64_t version = 0;
   };
   std::vector<Contended> contended;
+
+  // Groups that share links (Engine::add_sharing_groups), per set: the
+  // collectives in flight, in start order, each with the fraction of its
+  // work left as of `since` at the rate of its current `span` (its time at
+  // that rate from start to end; zero: not yet priced). A repricing bumps
+  // `version`; an end event of an older one is ignored. `dirty`: the sets
+  // whose in-flight collectives changed this instant, repriced once the
+  // instant's events have run.
+  struct Running {
+    GroupId group = 0;
+    std::uint64_t seq = 0;
+    Collective sent;
+    std::optional<Collective> check;
+    double left = 1;
+    Time since;
+    Time span;
+    std::uint64_t version = 0;
+  };
+  std::vector<std::vector<Running>> sharing_running;
+  std::set<int> dirty;
+  std::uint64_t pricing_version = 0;
 
   TimeOrder(int world_size_, CollectiveCostFn cost_, const EngineOptions& options_)
       : Machine(world_size_, std::move(cost_), options_, 1) {
@@ -140,13 +162,65 @@ struct TimeOrder final : Machine<TimeOrder> {
     }
     deadlines.erase({rz.earliest_arrival + options.watchdog_timeout, gid, seq});
     rz.start = rz.last_arrival;  // `now`
-    const Time duration = collective_time(g, rz);
     if (contends()) {
       for (int m : g.members) {
         if (!dead[static_cast<std::size_t>(m)]) in_flight(m, +1, now);
       }
     }
-    push(now + duration, EventKind::kCollectiveDone, gid, seq, nullptr);
+    if (g.sharing >= 0) {
+      start_shared(g, gid, seq, rz, now);
+      return;
+    }
+    push(now + collective_time(g, rz), EventKind::kCollectiveDone, gid, seq, nullptr);
+  }
+
+  // A collective of a link-sharing group starts: priced with its set's
+  // others once the instant is over.
+  void start_shared(const Group& g, GroupId gid, std::uint64_t seq, const Rendezvous& rz, Time now) {
+    if (sharing_running.size() < sharings.size()) sharing_running.resize(sharings.size());
+    const int n = static_cast<int>(g.members.size());
+    sharing_running[static_cast<std::size_t>(g.sharing)].push_back(
+        Running{gid, seq, library->as_sent(rz.collective_of(0)), library->check_before(n), 1, now, Time{}, 0});
+    dirty.insert(g.sharing);
+  }
+
+  // Every collective in flight in a dirty set: the work it did since its
+  // last pricing, then its time at the rate of the set now in flight.
+  void reprice(Time now) {
+    for (int k : dirty) {
+      std::vector<Running>& running = sharing_running[static_cast<std::size_t>(k)];
+      std::vector<int> in_flight;
+      for (const Running& r : running) in_flight.push_back(groups[r.group].sharing_index);
+      std::sort(in_flight.begin(), in_flight.end());
+      const SharedCostFn& price = sharings[static_cast<std::size_t>(k)];
+      for (Running& r : running) {
+        if (r.span > Time::zero()) {
+          const double done = static_cast<double>((now - r.since).count_ns()) / static_cast<double>(r.span.count_ns());
+          r.left = std::max(0.0, r.left - done);
+        }
+        r.since = now;
+        const int index = groups[r.group].sharing_index;
+        r.span = price(r.sent, index, in_flight);
+        if (r.check) r.span += price(*r.check, index, in_flight);
+        if (r.span < Time::zero()) throw std::logic_error("collective cost model returned a negative time");
+        r.version = ++pricing_version;
+        push(now + Time::ns(std::llround(r.left * static_cast<double>(r.span.count_ns()))), EventKind::kSharedDone, r.group,
+             r.version, nullptr);
+      }
+    }
+    dirty.clear();
+  }
+
+  // A link-sharing group's collective ends, if `version` is its current pricing.
+  void finish_shared(Worker& w, GroupId gid, std::uint64_t version) {
+    const int k = groups[gid].sharing;
+    std::vector<Running>& running = sharing_running[static_cast<std::size_t>(k)];
+    const auto it = std::find_if(running.begin(), running.end(), [&](const Running& r) { return r.group == gid; });
+    if (it == running.end() || it->version != version) return;
+    const std::uint64_t seq = it->seq;
+    running.erase(it);
+    if (!running.empty()) dirty.insert(k);
+    finish_collective(w, gid, seq);
   }
 
   // `origin`: the rank whose death this one follows (CollectiveLibrary::peer_died), or -1.
@@ -219,6 +293,9 @@ struct TimeOrder final : Machine<TimeOrder> {
       case EventKind::kCrash:
         crash(static_cast<int>(ev.target), crash_messages[ev.payload]);
         break;
+      case EventKind::kSharedDone:
+        finish_shared(w, ev.target, ev.payload);
+        break;
       case EventKind::kMemberDone:
         throw std::logic_error("time order: a rank-major event");
     }
@@ -252,10 +329,13 @@ struct TimeOrder final : Machine<TimeOrder> {
   }
 
   // Every event in (time, insertion) order until none is left or the
-  // watchdog fires first.
+  // watchdog fires first; link-sharing collectives repriced when the clock
+  // is to move on.
   RunSummary run(Engine& engine) override {
     Worker& first = workers.front();
-    while (!events.empty()) {
+    while (true) {
+      if (!dirty.empty() && (events.empty() || first.now < events.earliest())) reprice(first.now);
+      if (events.empty()) break;
       if (watchdog_fires_before(events.earliest())) break;
       events.run_earliest([&](Time at, const Event& ev) {
         first.now = at;
