@@ -45,12 +45,12 @@ nlohmann::ordered_json print_tuning(const scenarios::Scenario& s, sim::Collectiv
   }
   const models::NcclTopology topo = models::nccl_topology(*s.job.cluster);
   fmt::print("# NCCL's tuning table for {} over {} ranks (latency us / bandwidth GB/s, NCCL_DEBUG_SUBSYS=TUNING's "
-             "numbers; - disabled)\n#   {:<10} {:>16} {:>16} {:>16}\n", op, w, "algorithm", "LL", "LL128", "Simple");
+             "numbers; - disabled)\n#   {:<14} {:>16} {:>16} {:>16}\n", op, w, "algorithm", "LL", "LL128", "Simple");
   nlohmann::ordered_json table = nlohmann::ordered_json::array();
   // nccl_costs lists every algorithm with its three protocols in order (LL, LL128, Simple): a row each.
   const auto costs = models::nccl_costs(topo, kind, 1 << 20, w);
   for (std::size_t i = 0; i < costs.size(); i += 3) {
-    fmt::print("    {:<10}", models::to_string(costs[i].algo));
+    fmt::print("    {:<14}", models::to_string(costs[i].algo));
     for (std::size_t p = i; p < i + 3 && p < costs.size(); ++p) {
       const models::NcclCost& c = costs[p];
       const bool on = c.time_us >= 0;
@@ -102,7 +102,7 @@ int collectives(const CollectivesOptions& o) {
   const bool nccl = scenario.job.collective_model == models::CollectiveModel::kNccl;
   fmt::print("# {}: {} over {} ranks, {}\n", scenario.name, o.op, w,
              nccl ? "NCCL's tuning model (v2.30.7) plus the floor" : "the alpha-beta ring model");
-  fmt::print("# {:>12} {:>12} {:>10} {:>10} {:>12} {:>8}", "size(B)", "time(us)", "algbw", "busbw", "algorithm", "proto");
+  fmt::print("# {:>12} {:>12} {:>10} {:>10} {:>14} {:>8}", "size(B)", "time(us)", "algbw", "busbw", "algorithm", "proto");
   if (measured) fmt::print(" {:>12} {:>8}", "measured", "error");
   fmt::print("\n");
   nlohmann::ordered_json json = {{"scenario", scenario.name}, {"op", o.op}, {"world_size", w},
@@ -110,7 +110,7 @@ int collectives(const CollectivesOptions& o) {
   std::vector<double> errors;
   for (const auto& r : rows) {
     const double alg = validate::algbw_GBps(r.bytes, r.time_us), bus = validate::busbw_GBps(*kind, r.bytes, r.time_us, w);
-    fmt::print("  {:>12} {:>12.2f} {:>10.2f} {:>10.2f} {:>12} {:>8}", r.bytes, r.time_us, alg, bus, r.algorithm, r.protocol);
+    fmt::print("  {:>12} {:>12.2f} {:>10.2f} {:>10.2f} {:>14} {:>8}", r.bytes, r.time_us, alg, bus, r.algorithm, r.protocol);
     nlohmann::ordered_json row = {{"bytes", r.bytes}, {"time_us", r.time_us}, {"algbw_GBps", alg}, {"busbw_GBps", bus},
                                   {"algorithm", r.algorithm}, {"protocol", r.protocol}};
     if (measured) {

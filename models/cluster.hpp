@@ -41,6 +41,7 @@ struct Fabric {
   bool full_duplex = true;    ///< false: a link's two directions share its bandwidth
   int nodes_per_switch = 1;   ///< fat tree: nodes under one leaf switch
   double oversubscription = 1;  ///< fat tree: leaf downlink capacity / uplink capacity
+  bool collnet = false;         ///< inter only: the switches reduce (SHARP), for NCCL's CollNet algorithms
 };
 
 enum class GpuArch : std::uint8_t;

@@ -15,7 +15,7 @@ namespace ddpsim::models {
 namespace {
 
 constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
-constexpr int kTree = 0, kRing = 1, kNvls = 2, kNvlsTree = 3, kPat = 4;  // NcclAlgo's order
+constexpr int kTree = 0, kRing = 1, kNvls = 2, kNvlsTree = 3, kPat = 4, kCollNetDirect = 5, kCollNetChain = 6;  // NcclAlgo's
 constexpr int kNvlink = 0, kPci = 1, kNet = 2;
 
 // ncclTunerConstantsDefaults, us; [algorithm][protocol].
@@ -36,6 +36,9 @@ constexpr double kNvlsHwLat[2][3] = {{25, 0, 18}, {25, 0, 20.9}};
 constexpr double kPerChMaxNvlsTreeBws[4][3] = {{0, 0, 0}, {0, 0, 0}, {0, 57.7, 45.5}, {0, 96.0, 80.0}};
 constexpr double kNvlsEfficiency[4] = {0, 0, 0.85, 0.74};
 constexpr double kPatBaseLat = 8.0;  // every protocol; only Simple runs
+// CollNetDirect and CollNetChain: Simple only, base latency 0; hwLat [algorithm - kCollNetDirect][link].
+constexpr double kCollNetHwLat[2][3] = {{3.7, 3.7, 31}, {2.8, 2.8, 30}};
+constexpr int kMaxDirectHeads = 8;  // NCCL_MAX_DIRECT_ARITY + 1
 // treeCorrectionFactor[protocol][log2(bytes / 64)].
 constexpr double kTreeCorrection[3][24] = {
     {1, 1, 1, 1, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1, 1, 1, 1, 1},
@@ -97,8 +100,8 @@ double nvls_bandwidth(const NcclTopology& t, const Shape& s, sim::CollectiveKind
   const bool all_reduce = kind == sim::CollectiveKind::kAllReduce;
   const bool gather_scatter = kind == sim::CollectiveKind::kAllGather || kind == sim::CollectiveKind::kReduceScatter;
   if (p != kSimple || !(all_reduce || (gather_scatter && a == kNvls))) return 0;
-  // NVLSTree is off on one node; NVLS across nodes needs CollNet (SHARP), which is not modelled.
-  if ((a == kNvlsTree && s.nodes == 1) || (a == kNvls && s.nodes > 1)) return 0;
+  // NVLSTree is off on one node; NVLS across nodes needs CollNet (the network's SHARP).
+  if ((a == kNvlsTree && s.nodes == 1) || (a == kNvls && s.nodes > 1 && !t.collnet)) return 0;
   const NvlsGraph g = nvls_graph(t, s.ppn, s.nodes);
   if (g.channels < 2) return 0;
   const int cc = static_cast<int>(t.arch);
@@ -120,8 +123,29 @@ double pat_bandwidth(const NcclTopology& t, const Shape& s, sim::CollectiveKind 
   return 0.75 * g.channels * (s.nodes <= 2 ? g.bw_intra_GBps : g.bw_inter_GBps);
 }
 
+// CollNetDirect's and CollNetChain's: all_reduce, Simple, across nodes where the network reduces
+// (NCCL_COLLNET_NODE_THRESHOLD 2); bw is bwIntra whatever the node count; Direct needs an NVSwitch and
+// divides by its GPU:NIC factor (x 0.85 from sm90); x 0.5, not a ring.
+double collnet_bandwidth(const NcclTopology& t, const Shape& s, sim::CollectiveKind kind, int a, int p) {
+  if (!t.collnet || s.nodes < 2 || kind != sim::CollectiveKind::kAllReduce || p != kSimple) return 0;
+  double bus = 0;
+  if (a == kCollNetDirect) {
+    const NvlsGraph g = collnet_direct_graph(t, s.ppn);
+    if (g.channels == 0) return 0;
+    double factor = static_cast<double>(s.ppn) / g.channels;
+    factor -= (factor - 1) / 2;
+    bus = g.channels * g.bw_intra_GBps / factor;
+    if (compute_capability(t.arch) >= 90) bus *= 0.85;
+  } else {  // CollNetChain: the tree pattern on the ring's channels
+    const NcclTopology::Graph g = graph_of(t, s);
+    bus = g.channels * g.bw_intra_GBps;
+  }
+  return bus * 0.5;
+}
+
 // The algorithm bandwidth NCCL's table holds for (kind, a, p), GB/s; 0: disabled.
 double bandwidth(const NcclTopology& t, const Shape& s, sim::CollectiveKind kind, int a, int p) {
+  if (a == kCollNetDirect || a == kCollNetChain) return collnet_bandwidth(t, s, kind, a, p);
   if (a == kPat) return pat_bandwidth(t, s, kind, p);
   if (a >= kNvls) return nvls_bandwidth(t, s, kind, a, p);
   const bool all_reduce = kind == sim::CollectiveKind::kAllReduce;
@@ -143,6 +167,13 @@ double bandwidth(const NcclTopology& t, const Shape& s, sim::CollectiveKind kind
 
 // The latency NCCL's table holds for (kind, a, p), us.
 double latency(const NcclTopology& t, const Shape& s, sim::CollectiveKind kind, int a, int p) {
+  if (a == kCollNetDirect || a == kCollNetChain) {  // Simple only; base latency 0
+    const double intra = kCollNetHwLat[a - kCollNetDirect][t.nvlink ? kNvlink : kPci];
+    const double inter = (s.ppn == 1 ? kHwLat[kNet][kTree][p] : kCollNetHwLat[a - kCollNetDirect][kNet]) +
+                         (p == kSimple ? 2 : 1) * t.latency_inter_us;
+    if (a == kCollNetChain) return 2 * (s.ppn - 1) * intra + inter;
+    return 2 * (std::min(1, s.ppn - 1) * intra + (s.ppn - 1) * 0.4) + inter;  // 0.4 us of arity serialization
+  }
   if (a == kPat) {  // one GPU a node, so the network's Tree latency; a log and a linear part
     const double inter = kHwLat[kNet][kTree][p] + (p == kSimple ? 2 : 1) * t.latency_inter_us;
     return kPatBaseLat + log2i(s.nodes) * inter / 3.5 + 2.8 * s.ranks;
@@ -209,6 +240,8 @@ std::string_view to_string(NcclAlgo algo) {
     case NcclAlgo::kNvls: return "nvls";
     case NcclAlgo::kNvlsTree: return "nvls_tree";
     case NcclAlgo::kPat: return "pat";
+    case NcclAlgo::kCollNetDirect: return "collnet_direct";
+    case NcclAlgo::kCollNetChain: return "collnet_chain";
   }
   return "?";
 }
@@ -235,6 +268,7 @@ NcclTopology nccl_topology(GpuArch arch, int nodes, int gpus_per_node, bool nvli
   t.ll128 = nvlink;
   // NVLS: NVSwitch (multicast) and compute capability 9.0 or later (search.cc).
   t.nvls = nvswitch && nvlink && compute_capability(arch) >= 90;
+  t.nvswitch = nvswitch && nvlink;
   t.nvlink_GBps = intra_GBps;
   t.net_GBps = nodes > 1 ? inter_GBps : 0;
   // The fastest per-channel speed the node's bandwidth holds, and as many channels of it as fit.
@@ -295,6 +329,21 @@ NvlsGraph nvls_graph(const NcclTopology& t, int ppn, int nodes) {
   return g;
 }
 
+NvlsGraph collnet_direct_graph(const NcclTopology& t, int ppn) {
+  NvlsGraph g;
+  if (!t.nvswitch || ppn < 1) return g;
+  const int heads = std::max(1, std::min({t.nics_per_node, ppn, kMaxDirectHeads}));
+  const double nic_GBps = t.net_GBps / t.nics_per_node;
+  const double per_speed = ppn > 1 ? 1 + static_cast<double>(heads - 1) / (ppn - 1) : 1;
+  const std::span<const double> speeds = speed_array(t.arch, true);
+  const auto fits = std::find_if(speeds.begin(), speeds.end(),
+                                 [&](double v) { return v <= nic_GBps && per_speed * v <= t.nvlink_GBps; });
+  if (fits == speeds.end()) return g;
+  g.channels = heads;
+  g.bw_intra_GBps = g.bw_inter_GBps = *fits;
+  return g;
+}
+
 std::vector<NcclCost> nccl_costs(const NcclTopology& topo, sim::CollectiveKind kind, std::int64_t bytes, int ranks) {
   if (ranks < 1 || bytes < 0) throw std::invalid_argument("NCCL model: ranks must be at least 1 and bytes >= 0");
   if (kind == sim::CollectiveKind::kAllToAll) {
@@ -309,7 +358,9 @@ std::vector<NcclCost> nccl_costs(const NcclTopology& topo, sim::CollectiveKind k
   const Shape s{(ranks + topo.gpus_per_node - 1) / topo.gpus_per_node, std::min(ranks, topo.gpus_per_node), ranks};
   const int cc = compute_capability(topo.arch);
   std::vector<NcclCost> out;
-  for (int a : {kTree, kRing, kNvls, kNvlsTree, kPat}) {
+  static constexpr int kOrder[] = {kTree, kRing, kCollNetDirect, kCollNetChain, kNvls, kNvlsTree, kPat};
+  for (int a : kOrder) {
+    if ((a == kCollNetDirect || a == kCollNetChain) && !topo.collnet) continue;  // listed where the network reduces
     for (int p : {kLL, kLL128, kSimple}) {
       NcclCost c{static_cast<NcclAlgo>(a), static_cast<NcclProto>(p), latency(topo, s, kind, a, p),
                  bandwidth(topo, s, kind, a, p), 0, 0, -1};
@@ -354,6 +405,7 @@ NcclTopology nccl_topology(const ClusterSpec& cluster) {
                                  cluster.intra.bandwidth_GBps, cluster.nics_per_node * cluster.inter.bandwidth_GBps,
                                  cluster.intra.topology == Fabric::Topology::kStar);
   t.nics_per_node = cluster.nics_per_node;
+  t.collnet = cluster.nodes > 1 && cluster.inter.collnet;
   if (cluster.nodes > 1) {
     t.net = net_graph(*cluster.gpu, cluster.intra.bandwidth_GBps, cluster.nics_per_node, cluster.inter.bandwidth_GBps);
   }

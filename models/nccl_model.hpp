@@ -8,10 +8,14 @@
 //
 // Modelled: the Ring, Tree, NVLS, NVLSTree and PAT algorithms, the LL,
 // LL128 and Simple protocols, all_reduce, all_gather, reduce_scatter,
-// broadcast and reduce, one or several nodes. NVLS's graph (channels and
-// speed) is derived from search.cc's accounting, not from a log
-// (nvls_graph). Not modelled: CollNet (it needs SHARP switches a cluster
-// description does not name), tuner plugins, grouped launches (numPipeOps 1).
+// broadcast and reduce, one or several nodes; with in-network reduction
+// (cluster.inter.collnet: SHARP switches and NCCL_COLLNET_ENABLE=1), the
+// CollNetDirect and CollNetChain algorithms for all_reduce and NVLS across
+// nodes. NVLS's and CollNetDirect's graphs (channels and speed) are derived
+// from search.cc's accounting, not from a log (nvls_graph,
+// collnet_direct_graph). Not modelled: CollNet for all_gather and
+// reduce_scatter (it needs a plugin with iallgather / ireducescatter and a
+// NIC for every GPU), tuner plugins, grouped launches (numPipeOps 1).
 
 #include <array>
 #include <cstdint>
@@ -31,8 +35,10 @@ std::string_view to_string(GpuArch arch);
 /// CUDA compute capability x 10 of each generation (70, 80, 90, 100).
 int compute_capability(GpuArch arch);
 
-/// In NCCL's loop order (NCCL_ALGO_TREE 0, RING 1, NVLS 4, NVLS_TREE 5, PAT 6).
-enum class NcclAlgo : std::uint8_t { kTree, kRing, kNvls, kNvlsTree, kPat };
+/// NCCL's loop order is TREE 0, RING 1, COLLNET_DIRECT 2, COLLNET_CHAIN 3,
+/// NVLS 4, NVLS_TREE 5, PAT 6: nccl_costs lists them so (CollNet only where
+/// the network reduces).
+enum class NcclAlgo : std::uint8_t { kTree, kRing, kNvls, kNvlsTree, kPat, kCollNetDirect, kCollNetChain };
 enum class NcclProto : std::uint8_t { kLL, kLL128, kSimple };
 std::string_view to_string(NcclAlgo algo);
 std::string_view to_string(NcclProto proto);
@@ -50,6 +56,8 @@ struct NcclTopology {
   double latency_inter_us = 0;  ///< graph.latencyInter: added to every network hop
   bool ll128 = true;         ///< LL128 enabled (NCCL: NVLink inside nodes, and the network path allows it)
   bool nvls = false;         ///< NVLink SHARP: NVSwitch nodes of Hopper or later
+  bool nvswitch = false;     ///< a node's GPUs meet at an NVSwitch (CollNetDirect needs one)
+  bool collnet = false;      ///< the network reduces (SHARP, NCCL_COLLNET_ENABLE=1): CollNet, and NVLS across nodes
   double nvlink_GBps = 0;    ///< a GPU's NVLink total, what the NVLS graph's search spends
   double net_GBps = 0;       ///< a node's NICs together
   int nics_per_node = 1;
@@ -88,6 +96,17 @@ struct NvlsGraph {
   double bw_intra_GBps = 0, bw_inter_GBps = 0;
 };
 NvlsGraph nvls_graph(const NcclTopology& topo, int ppn, int nodes);
+
+/// CollNetDirect's graph for `ppn` GPUs a node [derived from search.cc's
+/// ncclTopoSearchTryCollnetDirect and ncclTopoSearchRecNet, not a log]: a
+/// channel a NIC, each headed by a GPU of its own, at most
+/// NCCL_MAX_DIRECT_ARITY + 1 = 8 and at most ppn; the fastest speed of the
+/// inter-node array that a NIC carries and that each GPU's NVSwitch link
+/// holds, as its own channel's head (the speed, to and from every other
+/// GPU) and as a member of each other channel (speed / (ppn - 1)):
+/// (1 + (channels - 1) / (ppn - 1)) x speed <= nvlink_GBps. bwIntra =
+/// bwInter = that speed. No graph (0 channels) without an NVSwitch.
+NvlsGraph collnet_direct_graph(const NcclTopology& topo, int ppn);
 
 /// NCCL's graph search on a node whose GPUs reach each other at
 /// `intra_GBps` (a GPU's NVLink total through NVSwitch, or PCIe): the

@@ -170,3 +170,50 @@ TEST_CASE("NVLSTree across two H100 nodes: NVLS inside, a tree between; NVLS alo
   CHECK(find(models::nccl_costs(t, CollectiveKind::kAllGather, 1 << 30, 16), NcclAlgo::kNvlsTree, NcclProto::kSimple)
             .time_us == -1);
 }
+
+TEST_CASE("CollNet where the network reduces (SHARP): two DGX H100 nodes, 8 NICs of 400 Gb/s") {
+  // Every figure by hand from tuning.cc's formulas (v2.30.7) and the graphs' derivation.
+  models::NcclTopology t = models::nccl_topology(models::GpuArch::kHopper, 2, 8, true, 370.8, 400, true);
+  t.nics_per_node = 8;
+  t.net = models::net_graph(models::GpuArch::kHopper, 370.8, 8, 50);
+  const auto plain = models::nccl_costs(t, CollectiveKind::kAllReduce, 1 << 30, 16);
+  for (const models::NcclCost& c : plain) CHECK(c.algo != NcclAlgo::kCollNetDirect);  // listed only with collnet
+  CHECK(find(plain, NcclAlgo::kNvls, NcclProto::kSimple).time_us == -1);
+  t.collnet = true;
+  // The ring's graph across nodes: 48 GB/s a channel (the inter array's fastest a 50 GB/s NIC carries),
+  // 7 channels (NVLink 370.8 / 48), not doubled (sm90 below 50 GB/s with more than 4).
+  REQUIRE(t.net->channels == 7);
+  // CollNetDirect: 8 heads, one a NIC; each GPU's link carries 2 x 48 <= 370.8.
+  const models::NvlsGraph direct = models::collnet_direct_graph(t, 8);
+  CHECK(direct.channels == 8);
+  CHECK(direct.bw_intra_GBps == doctest::Approx(48));
+  const auto ar = models::nccl_costs(t, CollectiveKind::kAllReduce, 1 << 30, 16);
+  const auto& d = find(ar, NcclAlgo::kCollNetDirect, NcclProto::kSimple);
+  CHECK(d.bandwidth_GBps == doctest::Approx(8 * 48 * 0.85 * 0.5));  // GPU:NIC factor 1, x 0.85 (sm90), x 0.5
+  CHECK(d.latency_us == doctest::Approx(2 * (3.7 + 7 * 0.4) + 31));
+  const auto& c = find(ar, NcclAlgo::kCollNetChain, NcclProto::kSimple);
+  CHECK(c.bandwidth_GBps == doctest::Approx(7 * 48 * 0.5));
+  CHECK(c.latency_us == doctest::Approx(2 * 7 * 2.8 + 30));
+  CHECK(find(ar, NcclAlgo::kCollNetDirect, NcclProto::kLL).time_us == -1);  // Simple only
+  CHECK(find(ar, NcclAlgo::kCollNetChain, NcclProto::kLL128).time_us == -1);
+  // NVLS across the nodes, with the network's SHARP: pass 1 (8 + 1) x 40 <= 370.8, bwInter raised to 48;
+  // min(40 x 0.85 x 7/8 x 2 = 59.5, 48) x 8 channels x 16 / 30; latency 25 + NET's 18.
+  const auto& nvls = find(ar, NcclAlgo::kNvls, NcclProto::kSimple);
+  CHECK(nvls.bandwidth_GBps == doctest::Approx(48 * 8 * 16.0 / 30));
+  CHECK(nvls.latency_us == doctest::Approx(25 + 18));
+  // A GPU:NIC ratio of 2 (4 NICs): factor 2 - 1/2 = 1.5 on 4 heads' 4 x 48.
+  t.nics_per_node = 4;
+  const auto& d4 = find(models::nccl_costs(t, CollectiveKind::kAllReduce, 1 << 30, 16), NcclAlgo::kCollNetDirect,
+                        NcclProto::kSimple);
+  CHECK(d4.bandwidth_GBps == doctest::Approx(4 * 48 / 1.5 * 0.85 * 0.5));
+  t.nics_per_node = 8;
+  // Not on one node, not for all_gather, not without an NVSwitch (Direct).
+  CHECK(find(models::nccl_costs(t, CollectiveKind::kAllReduce, 1 << 30, 8), NcclAlgo::kCollNetChain, NcclProto::kSimple)
+            .time_us == -1);
+  CHECK(find(models::nccl_costs(t, CollectiveKind::kAllGather, 1 << 30, 16), NcclAlgo::kCollNetDirect, NcclProto::kSimple)
+            .time_us == -1);
+  t.nvswitch = false;
+  CHECK(models::collnet_direct_graph(t, 8).channels == 0);
+  CHECK(find(models::nccl_costs(t, CollectiveKind::kAllReduce, 1 << 30, 16), NcclAlgo::kCollNetDirect, NcclProto::kSimple)
+            .time_us == -1);
+}

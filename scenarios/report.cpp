@@ -326,7 +326,7 @@ std::string fabric_text(const models::Fabric& f) {
   if (f.topology == models::Fabric::Topology::kFatTree) {
     out += fmt::format(" ({} nodes per leaf, {:g}:1 oversubscribed)", f.nodes_per_switch, f.oversubscription);
   }
-  return out + (f.full_duplex ? "" : " half duplex");
+  return out + (f.full_duplex ? "" : " half duplex") + (f.collnet ? ", switches reduce (collnet)" : "");
 }
 
 std::string cluster_line(const models::ClusterSpec& c, const models::DdpJob& job) {
@@ -534,6 +534,7 @@ std::string to_json(const Scenario& scenario, const SweepResult& result) {
         j["nodes_per_switch"] = f.nodes_per_switch;
         j["oversubscription"] = f.oversubscription;
       }
+      if (f.collnet) j["collnet"] = true;
       return j;
     };
     doc["cluster"] = {{"nodes", c->nodes}, {"gpus_per_node", c->gpus_per_node}, {"intra", fabric(c->intra)},

@@ -203,6 +203,11 @@ models::Fabric read_fabric(const Section& f) {
   out.latency = f.micros("latency_us", std::nullopt);
   out.full_duplex = f.choice("duplex", "full") == "full";
   if (f.path() != "cluster.intra") f.forbid("link", "only the intra-node fabric has a link kind");
+  if (f.path() == "cluster.inter") {
+    out.collnet = f.boolean("collnet", false);
+  } else {
+    f.forbid("collnet", "only the inter-node network reduces in its switches (cluster.inter.collnet)");
+  }
   if (out.topology == models::Fabric::Topology::kFatTree) {
     out.nodes_per_switch = static_cast<int>(f.integer("nodes_per_switch", 1, kMaxWorldSize, std::nullopt));
     out.oversubscription = f.number("oversubscription", 1, false, 1e6, 1.0, "downlink:uplink capacity ratio, 1 = full bisection");
@@ -276,6 +281,10 @@ void read_collective_model(const Section& top, Scenario& out) {
   const Section coll = top.child("collective");
   if (coll.choice("model", "ring") == "ring") {
     coll.forbid("bandwidth_scale", "it scales NCCL's bandwidths: collective.model nccl");
+    if (job.cluster && job.cluster->inter.collnet) {
+      top.child("cluster").child("inter").fail_value(
+          "collnet", "expected false with collective.model ring: only NCCL's tuning model has CollNet (collective.model nccl)");
+    }
     return;
   }
   job.collective_model = models::CollectiveModel::kNccl;

@@ -134,6 +134,13 @@ TEST_CASE("cluster sections that cannot describe a machine are refused") {
   CHECK(error_of(replace(kCluster, "  inter: {topology: fat_tree, bandwidth_GBps: 25, latency_us: 5, nodes_per_switch: 1, "
                                    "oversubscription: 2}\n", ""))
             .find("key 'cluster.inter': missing") != std::string::npos);
+  // CollNet (the switches reduce): only the inter-node network, only with NCCL's model.
+  CHECK(error_of(replace(kCluster, "oversubscription: 2}", "oversubscription: 2, collnet: true}"))
+            .find("key 'cluster.inter.collnet': value 'true': expected false with collective.model ring") != std::string::npos);
+  CHECK(error_of(replace(kCluster, "latency_us: 2}", "latency_us: 2, collnet: true}"))
+            .find("key 'cluster.intra.collnet'") != std::string::npos);
+  CHECK(error_of(replace(kCluster, "oversubscription: 2}", "oversubscription: 2, collnet: 3}"))
+            .find("key 'cluster.inter.collnet'") != std::string::npos);
   CHECK(error_of(replace(kCluster, "latency_us: 2}", "latency_us: 2, duplex: simplex}"))
             .find("key 'cluster.intra.duplex': value 'simplex': expected one of: full, half") != std::string::npos);
   CHECK(error_of(kCluster + "simgrid:\n  config:\n    network/model: bogus\n")

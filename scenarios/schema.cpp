@@ -260,6 +260,7 @@ const std::vector<Key> kScenario = {
     {"cluster.intra.link", T::kChoice, "", "nvlink, pcie", "`nvlink`",
      "for NCCL's model: NVLink (bandwidth_GBps a GPU's NVLink total) or PCIe between a node's GPUs"},
     {"cluster.intra.nodes_per_switch", T::kInteger, "", "refused", "", "only a fat_tree (`inter`) has leaf switches"},
+    {"cluster.intra.collnet", T::kBool, "", "refused", "", "only `inter` reduces in its switches"},
     {"cluster.intra.oversubscription", T::kNumber, "", "refused", "",
      "only a fat_tree (`inter`) has oversubscribed uplinks"},
     {"cluster.inter", T::kMapping, "", "", "**required** with nodes > 1, refused with one node",
@@ -273,6 +274,10 @@ const std::vector<Key> kScenario = {
      "nodes under one leaf switch"},
     {"cluster.inter.oversubscription", T::kNumber, "", ">= 1", "1",
      "fat tree: a leaf's uplink carries nodes_per_switch x nics_per_node x bandwidth / this"},
+    {"cluster.inter.collnet", T::kBool, "", "", "false",
+     "the switches reduce (InfiniBand SHARP with NCCL's CollNet plugin, NCCL_COLLNET_ENABLE=1): NCCL's model adds "
+     "CollNetDirect and CollNetChain for all_reduce, and NVLS across nodes (collective.model nccl only; "
+     "docs/cost-models.md#nccls-tuning-model)"},
     {"simgrid", T::kMapping, "", "", "", "the SimGrid engine's settings"},
     {"simgrid.config", T::kMapping, "", "", "none",
      "SimGrid settings, applied after ddpsim's own (CM02, TCP-gamma 0, no cross-traffic), each checked at load"},
