@@ -6,13 +6,13 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <map>
 #include <optional>
 
 #include "cli/cli_io.hpp"
 #include "cli/subcommands.hpp"
 #include "models/cluster.hpp"
 #include "models/ddp_job.hpp"
+#include "models/replica_pricing.hpp"
 #include "netsim/simgrid_engine.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/runner.hpp"
@@ -66,10 +66,10 @@ void check_inputs(const scenarios::Scenario& s, const CollectivesOptions& o, std
 
 // The slowest group's own time (its collective's start to end) when group i
 // starts its `c` i x `stagger` after group 0: the engine's link-sharing
-// groups (Engine::add_sharing_groups), repriced on the platform for the set
-// in flight at each start and end.
-double staggered_us(models::CollectiveTimer& timer, const sim::Collective& c, const std::vector<std::vector<int>>& groups,
-                    int w, sim::Time stagger) {
+// groups (Engine::add_sharing_groups), each repriced on the platform for the
+// set in flight at every start and end (models::ReplicaPricing).
+double staggered_us(const models::DdpJob& job, models::CollectiveTimer& timer, const sim::Collective& c,
+                    const std::vector<std::vector<int>>& groups, int w, sim::Time stagger) {
   struct Slowest final : sim::Observer {
     double us = 0;
     void on_op(const sim::OpRecord& r) override {
@@ -77,17 +77,10 @@ double staggered_us(models::CollectiveTimer& timer, const sim::Collective& c, co
     }
   } slowest;
   sim::Engine engine(w, [](const sim::Collective&, int) { return sim::Time{}; });
-  std::map<std::vector<int>, std::vector<sim::Time>> together;
+  models::ReplicaPricing pricing(job, groups, &timer);
   const std::vector<sim::GroupId> ids = engine.add_sharing_groups(
-      groups, sim::StreamKind::kComm, [&](const sim::Collective& x, int group, const std::vector<int>& in_flight) {
-        auto [it, fresh] = together.try_emplace(in_flight);
-        if (fresh) {
-          std::vector<std::vector<int>> running;
-          for (int i : in_flight) running.push_back(groups[static_cast<std::size_t>(i)]);
-          it->second = timer.time_together(x, running);
-        }
-        const auto at = std::find(in_flight.begin(), in_flight.end(), group) - in_flight.begin();
-        return it->second[static_cast<std::size_t>(at)];
+      groups, sim::StreamKind::kComm, [&pricing](const sim::Collective& x, int group, const std::vector<int>& in_flight) {
+        return pricing.time(x, group, in_flight);
       });
   engine.add_observer(slowest);
   for (std::size_t i = 0; i < groups.size(); ++i) {
@@ -136,7 +129,7 @@ int collectives_together(const CollectivesOptions& o) {
           nlohmann::ordered_json row = {{"bytes", b}, {"alone_us", alone}, {"together_us", together}, {"slowdown", slowdown}};
           std::string staggered;
           if (stagger) {
-            const double us = staggered_us(timer, c, groups, w, *stagger);
+            const double us = staggered_us(s.job, timer, c, groups, w, *stagger);
             staggered = fmt::format(" {:>15.2f}", us);
             row["staggered_us"] = us;
           }
@@ -147,11 +140,11 @@ int collectives_together(const CollectivesOptions& o) {
       groups);
   fmt::print("alone: the slowest group on an idle network; together: the slowest while all {} run\n", o.groups);
   if (stagger) {
-    fmt::print("staggered: the slowest group's own time when group i starts {} us after group 0, each repriced for the "
-               "groups in flight at every start and end\n",
-               fmt::format("i x {}", *o.stagger_us));
+    fmt::print("staggered: the slowest group's own time when group i starts i x {} us after group 0, each repriced for "
+               "the groups in flight at every start and end\n",
+               *o.stagger_us);
+    json["stagger_us"] = *o.stagger_us;
   }
-  if (stagger) json["stagger_us"] = *o.stagger_us;
   if (!o.json.empty()) write_file(o.json, json.dump(2) + "\n");
   return 0;
 }

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <deque>
-#include <map>
 #include <optional>
 #include <stdexcept>
 

@@ -18,8 +18,10 @@ class ReplicaPricing {
  public:
   /// `replicas`: the groups, each its ranks in ring order (replica_groups).
   /// `simgrid`: the SimGrid engine's timer, which runs the in-flight groups
-  /// together on the platform; null: the analytic engine, which gives each
-  /// of m groups in flight min(1, nics_per_node / m) of a NIC. Not owned.
+  /// together on the platform (any groups: `ddpsim collectives --groups
+  /// --stagger-us` prices its own this way); null: the analytic engine,
+  /// which gives each of m replica groups in flight min(1, nics_per_node /
+  /// m) of a NIC. Not owned.
   ReplicaPricing(const DdpJob& job, std::vector<std::vector<int>> replicas, CollectiveTimer* simgrid);
 
   /// The time of group `group`'s `c` were the groups `in_flight`
