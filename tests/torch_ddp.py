@@ -1,7 +1,8 @@
 """oracle.torch_ddp: ddpsim's prediction of real DistributedDataParallel.
 
 For each recipe (an MLP, torchvision's ResNet-18, a transformer encoder, an
-embedding-dominated model): profile it on one rank, predict two ranks with
+embedding-dominated model): profile it on one rank (--ranks-per-host 2: with a
+second process training beside it, as the two ranks share this host), predict two ranks with
 the collective fitted to a 2-rank gloo sweep, and measure two ranks under
 real DDP (gloo, one thread per rank). contention.compute_slowdown is fitted
 by `ddpsim calibrate --scenario` to one recipe's 2-rank run (--calibrate-on,
@@ -87,6 +88,10 @@ def main():
     parser.add_argument("--max-error-pct", type=float, default=25.0, help="the bound on any recipe's |error|")
     parser.add_argument("--max-median-error-pct", type=float, default=25.0, help="the bound on the median |error|")
     parser.add_argument("--steps", type=int, default=0, help="measured steps a recipe (default: STEPS)")
+    parser.add_argument("--ranks-per-host", type=int, default=1,
+                        help="profile --ranks-per-host: 1 (default) profiles alone; 2 with a second process "
+                             "training beside it, as the W = 2 job shares this host (docs/validation.md: no "
+                             "difference above this machine's drift)")
     a = parser.parse_args()
     try:
         import torch  # noqa: F401
@@ -123,7 +128,8 @@ def profile_and_measure(a, name, sweep):
     """Profile one recipe at W = 1 and measure it at W = 2: (scenario, log prefix)."""
     recipe = os.path.join(ROOT, "python", "recipes", name + ".py")
     scenario, prefix = os.path.join(a.work, name + ".yaml"), os.path.join(a.work, name + "_w2")
-    tool(["profile", recipe, "--out", scenario, "--world-size", "1,2", "--collective", sweep])
+    tool(["profile", recipe, "--out", scenario, "--world-size", "1,2", "--collective", sweep,
+          "--ranks-per-host", str(a.ranks_per_host)])
     tool(["measure", recipe, "--world-size", "2", "--steps", str(a.steps or STEPS.get(name, 14)), "--out", prefix])
     return scenario, prefix
 

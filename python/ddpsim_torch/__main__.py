@@ -44,6 +44,9 @@ def main(argv=None):
                    help="cpu (host clock) or cuda (the current GPU, CUDA events; DDP's own work under nccl)")
     p.add_argument("--threads", type=_positive, default=1, help="torch threads on cpu (default 1, as each measured rank)")
     p.add_argument("--collective", help="an all-reduce sweep (the sweep verb's JSON): fit the collective section to it")
+    p.add_argument("--ranks-per-host", type=_positive, default=1,
+                   help="cpu: profile with N - 1 other processes training the recipe beside it, as the other "
+                        "ranks of a host would (default 1: alone)")
     p.add_argument("--bare", action="store_true",
                    help="skip the one-rank DistributedDataParallel run that measures DDP's own work")
     s = verbs.add_parser("sweep", help="time all-reduces on W processes; write the sweep ddpsim calibrate reads")

@@ -16,6 +16,9 @@ What is measured, per step after --warmup steps, medians over --steps:
 - what DDP itself adds (overhead.py): the recipe again under
   DistributedDataParallel on one rank, its backward against the bare one,
   written as ddp.bucket_copy_GBps (--bare: not measured).
+With --ranks-per-host N (CPU), N - 1 other processes train the recipe for as
+long as all of this is measured (corunners.py): the times of one rank of a
+host that N ranks share.
 Clocks (clock.py): the host's on CPU, where it is exact; with --device cuda,
 CUDA events recorded at the same marks, so GPU work is timed, not its launch.
 """
@@ -26,6 +29,7 @@ import time
 import torch
 
 from . import clock as ddp_clock
+from . import corunners
 from . import fit
 from . import overhead as ddp_overhead
 from . import recipe as recipes
@@ -197,7 +201,16 @@ def _collective_lines(collective):
     return lines
 
 
-def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead=None):
+def _host_line(host):
+    """The header line of --ranks-per-host: {"ranks": N, "steps": co-runners' steps}, or None."""
+    if host is None:
+        return []
+    return [f"# Measured with {host['ranks'] - 1} other process(es) training the recipe beside it "
+            f"(--ranks-per-host {host['ranks']}; {host['steps']} steps of theirs meanwhile): one rank of a host "
+            f"{host['ranks']} ranks share."]
+
+
+def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead=None, host=None):
     """The scenario's text: every number with a comment saying where it came from."""
     order = m["orders"][0] if m["orders"] else []
     stable = all(o == order for o in m["orders"])
@@ -207,6 +220,7 @@ def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead
         f"# Written by `python3 -m ddpsim_torch profile {path}` (torch {torch.__version__}, {m.get('device', 'cpu')}):",
         f"# {steps} measured steps after {warmup} warm-up; times are medians over the steps, "
         f"{m.get('clock', ddp_clock.HostClock.name)}.",
+    ] + _host_line(host) + [
         f"name: {json.dumps(path.rsplit('/', 1)[-1].rsplit('.', 1)[0])}",
         f"world_size: [{', '.join(str(w) for w in world_sizes)}]",
         "training:",
@@ -255,8 +269,29 @@ def _overhead_lines(m, overhead):
 
 
 def run(args):
+    if args.device == "cuda" and args.ranks_per_host != 1:
+        raise recipes.RecipeError(f"--ranks-per-host {args.ranks_per_host}: for --device cpu only "
+                                  "(a GPU rank owns its device)")
     if args.device == "cuda" and not torch.cuda.is_available():
         raise recipes.RecipeError("--device cuda: torch sees no CUDA device here")
+    with corunners.CoRunners(args.recipe, args.ranks_per_host - 1, args.threads) as others:
+        m, overhead = _measure_all(args)
+    host = {"ranks": args.ranks_per_host, "steps": others.steps} if args.ranks_per_host > 1 else None
+    collective = None
+    if args.collective:
+        collective = fit.fit_sweep(args.collective)
+        collective["path"] = args.collective
+    text = scenario_yaml(args.recipe, m, args.world_size, args.steps, args.warmup, collective, overhead, host)
+    with open(args.out, "w", encoding="utf-8") as f:
+        f.write(text)
+    print(f"profile: {len(m['params'])} parameters in {len(m['owners'])} modules; forward {m['total_forward_ms']:.3f} ms, "
+          f"backward {m['total_backward_ms']:.3f} ms, optimizer {m['optimizer_ms']:.3f} ms (medians of {args.steps}); "
+          f"wrote {args.out}")
+    return 0
+
+
+def _measure_all(args):
+    """The bare model's measurement and, unless --bare, DDP's own work on one rank."""
     torch.set_num_threads(args.threads)
     built = recipes.to_device(recipes.load(args.recipe), args.device)
     torch.manual_seed(0)
@@ -271,14 +306,4 @@ def run(args):
         rate, added = ddp_overhead.bucket_copy(gradient_bytes, m["total_backward_ms"], bwd)
         overhead = {"rate": rate, "added_ms": added, "ddp_forward_ms": fwd, "ddp_backward_ms": bwd,
                     "gradient_bytes": gradient_bytes, "backend": "nccl" if args.device == "cuda" else "gloo"}
-    collective = None
-    if args.collective:
-        collective = fit.fit_sweep(args.collective)
-        collective["path"] = args.collective
-    text = scenario_yaml(args.recipe, m, args.world_size, args.steps, args.warmup, collective, overhead)
-    with open(args.out, "w", encoding="utf-8") as f:
-        f.write(text)
-    print(f"profile: {len(m['params'])} parameters in {len(m['owners'])} modules; forward {m['total_forward_ms']:.3f} ms, "
-          f"backward {m['total_backward_ms']:.3f} ms, optimizer {m['optimizer_ms']:.3f} ms (medians of {args.steps}); "
-          f"wrote {args.out}")
-    return 0
+    return m, overhead

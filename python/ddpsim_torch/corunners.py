@@ -1,0 +1,75 @@
+"""Ranks that share a host: the profile taken with the others training beside it.
+
+W ranks of a CPU job on one host share its cores, caches and memory
+bandwidth: each rank's forward and backward run slower than the same rank
+alone (two ranks on this 2-core machine: the MLP's compute 45 % slower,
+docs/validation.md), and a profile of one process alone predicts that
+compute too fast. `profile --ranks-per-host N` starts N - 1 processes that
+train the recipe (bare, no DistributedDataParallel: no collective of their
+own) for as long as the profile runs, so the profiled rank's times are
+measured under the load of a full host. Each co-runner builds the recipe
+afresh, uses --threads threads, and runs a step before the profile starts.
+
+GPU ranks each own a device: there the option is refused (profile.py).
+"""
+import multiprocessing
+import os
+
+import torch
+
+from . import recipe as recipes
+
+
+def _train(path, threads, ready, stop, steps, env):
+    os.environ.update(env)
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    built = recipes.load(path)
+    recipes.timed_step(built["model"], built)  # built and warmed before the profile starts
+    ready.set()
+    while not stop.is_set():
+        recipes.timed_step(built["model"], built)
+        with steps.get_lock():
+            steps.value += 1
+
+
+class CoRunners:
+    """A context: `count` processes training the recipe at `path` until it exits; `steps` is then how
+    many steps they trained, together, while it was open."""
+
+    def __init__(self, path, count, threads, ready_timeout_s=600):
+        self.path, self.count, self.threads, self.timeout = path, count, threads, ready_timeout_s
+        self.procs, self.steps = [], 0
+
+    def __enter__(self):
+        if self.count == 0:
+            return self
+        ctx = multiprocessing.get_context("spawn")
+        self.stop, self.counter = ctx.Event(), ctx.Value("q", 0)
+        env = {k: v for k, v in os.environ.items() if k.startswith("MALLOC_")}
+        readies = []
+        for _ in range(self.count):
+            ready = ctx.Event()
+            p = ctx.Process(target=_train, args=(self.path, self.threads, ready, self.stop, self.counter, env), daemon=True)
+            p.start()
+            self.procs.append(p)
+            readies.append(ready)
+        for p, ready in zip(self.procs, readies):
+            if not ready.wait(self.timeout) or not p.is_alive():
+                self.__exit__(None, None, None)
+                raise recipes.RecipeError(f"{self.path}: a co-runner (--ranks-per-host) did not start training "
+                                          f"(exit code {p.exitcode})")
+        return self
+
+    def __exit__(self, *_):
+        if not self.procs:
+            return False
+        self.stop.set()
+        self.steps = self.counter.value
+        for p in self.procs:
+            p.join(60)
+            if p.is_alive():
+                p.terminate()
+                p.join()
+        self.procs = []
+        return False
