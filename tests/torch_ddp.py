@@ -88,6 +88,7 @@ def main():
     parser.add_argument("--max-error-pct", type=float, default=25.0, help="the bound on any recipe's |error|")
     parser.add_argument("--max-median-error-pct", type=float, default=25.0, help="the bound on the median |error|")
     parser.add_argument("--steps", type=int, default=0, help="measured steps a recipe (default: STEPS)")
+    parser.add_argument("--sweep-iters", type=int, default=20, help="timed all-reduces a size in the sweep")
     parser.add_argument("--ranks-per-host", type=int, default=1,
                         help="profile --ranks-per-host: 1 (default) profiles alone; 2 with a second process "
                              "training beside it, as the W = 2 job shares this host (docs/validation.md: no "
@@ -104,7 +105,7 @@ def main():
     # The sizes DDP's buckets have here (340 KB to 29 MB): below 64 KiB a gloo call on this machine is
     # scheduling noise (0.4 to 4 ms), which the fit's relative errors would weigh as much as the buckets.
     tool(["sweep", "--world-size", "2", "--min-bytes", str(64 << 10), "--max-bytes", str(32 << 20),
-          "--iters", "20", "--out", sweep])
+          "--iters", str(a.sweep_iters), "--out", sweep])
     names = a.recipes.split(",")
     runs = {name: profile_and_measure(a, name, sweep) for name in names}
     rows = evaluate(a, names, runs)
