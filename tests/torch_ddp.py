@@ -1,8 +1,8 @@
 """oracle.torch_ddp: ddpsim's prediction of real DistributedDataParallel.
 
 For each recipe (an MLP, torchvision's ResNet-18, a transformer encoder, an
-embedding-dominated model): profile it on one rank (--ranks-per-host 2: with a
-second process training beside it, as the two ranks share this host), predict two ranks with
+embedding-dominated model): profile it alone on one rank (--ranks-per-host 2
+profiles it with a second process training beside it), predict two ranks with
 the collective fitted to a 2-rank gloo sweep, and measure two ranks under
 real DDP (gloo, one thread per rank). contention.compute_slowdown is fitted
 by `ddpsim calibrate --scenario` to one recipe's 2-rank run (--calibrate-on,

@@ -1,10 +1,11 @@
 """Ranks that share a host: the profile taken with the others training beside it.
 
 W ranks of a CPU job on one host share its cores, caches and memory
-bandwidth: each rank's forward and backward run slower than the same rank
-alone (two ranks on this 2-core machine: the MLP's compute 45 % slower,
-docs/validation.md), and a profile of one process alone predicts that
-compute too fast. `profile --ranks-per-host N` starts N - 1 processes that
+bandwidth, so each rank's forward and backward can run slower than the same
+rank alone, and a profile of one process alone then predicts that compute
+too fast. (On the 2-core development machine a co-runner made no
+difference above the drift: docs/validation.md, "Ranks that share a
+host".) `profile --ranks-per-host N` starts N - 1 processes that
 train the recipe (bare, no DistributedDataParallel: no collective of their
 own) for as long as the profile runs, so the profiled rank's times are
 measured under the load of a full host. Each co-runner builds the recipe
@@ -55,7 +56,10 @@ class CoRunners:
             self.procs.append(p)
             readies.append(ready)
         for p, ready in zip(self.procs, readies):
-            if not ready.wait(self.timeout) or not p.is_alive():
+            waited = 0
+            while not ready.wait(1) and p.is_alive() and waited < self.timeout:  # a co-runner that dies: at once
+                waited += 1
+            if not ready.is_set() or not p.is_alive():
                 self.__exit__(None, None, None)
                 raise recipes.RecipeError(f"{self.path}: a co-runner (--ranks-per-host) did not start training "
                                           f"(exit code {p.exitcode})")
