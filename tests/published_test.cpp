@@ -35,6 +35,19 @@ const Published kV100[] = {
 
 using validate::median;
 
+namespace {
+/// The scenario's step time, ms, per bucket cap and world size.
+std::map<double, std::map<int, double>> steps_by_cap(const scenarios::Scenario& s) {
+  std::map<double, std::map<int, double>> step;
+  for (const auto& row : scenarios::run_scenario(s).rows) step[row.bucket_cap_mb][row.run.world_size] = *row.run.step_ms;
+  return step;
+}
+/// How much slower 1 MiB buckets are than 25 at world size w, %.
+double small_bucket_slowdown_pct(const std::map<double, std::map<int, double>>& step, int w) {
+  return 100 * (step.at(1).at(w) / step.at(25).at(w) - 1);
+}
+}  // namespace
+
 TEST_CASE("PyTorch's V100 DDP benchmark, every model: the simulator and the closed form, row by row") {
   // The target: 5 % a row, and the simulator closer than the closed form on
   // the median of the 16 multi-GPU rows. The simulator's one fitted term,
@@ -94,11 +107,9 @@ TEST_CASE("PyTorch's V100 DDP benchmark: 1 MiB buckets against 25, every model")
     auto s = scenarios::load_scenario(scenario_path(kV100[m].scenario));
     s.sweep.bucket_caps_mb = {1, 25};
     s.job = scenarios::with_cap(s.job, 1);
-    const auto r = scenarios::run_scenario(s);
-    std::map<double, std::map<int, double>> step;  // cap -> W -> ms
-    for (const auto& row : r.rows) step[row.bucket_cap_mb][row.run.world_size] = *row.run.step_ms;
+    const auto step = steps_by_cap(s);
     for (const auto& [w, measured] : kSmallBucketSlowdownPct[m]) {
-      const double predicted = 100 * (step.at(1).at(w) / step.at(25).at(w) - 1);
+      const double predicted = small_bucket_slowdown_pct(step, w);
       MESSAGE(s.name << " W=" << w << ": 1 MiB against 25 predicted " << predicted << " %, measured " << measured
                      << " %");
       CAPTURE(s.name);
@@ -163,21 +174,20 @@ TEST_CASE("the 16-GPU rows with a hierarchical all-reduce across two DGX-1 nodes
     s.sweep.world_sizes = {16};
     s.sweep.bucket_caps_mb = {1, 25};
     s.job = scenarios::with_cap(s.job, 1);
-    std::map<double, double> flat, hierarchical;  // cap -> step ms at W = 16
-    for (const auto& row : scenarios::run_scenario(s).rows) flat[row.bucket_cap_mb] = *row.run.step_ms;
+    const auto flat = steps_by_cap(s);
     s.job.cluster = two_dgx1();
     s.job.algorithm = models::Algorithm::kHierarchical;
-    for (const auto& row : scenarios::run_scenario(s).rows) hierarchical[row.bucket_cap_mb] = *row.run.step_ms;
+    const auto hierarchical = steps_by_cap(s);
     const double measured = kSmallBucketSlowdownPct[m].at(16), step = kV100[m].measured_ms.at(16);
-    const double flat_pct = 100 * (flat.at(1) / flat.at(25) - 1);
-    const double hierarchical_pct = 100 * (hierarchical.at(1) / hierarchical.at(25) - 1);
+    const double flat_pct = small_bucket_slowdown_pct(flat, 16);
+    const double hierarchical_pct = small_bucket_slowdown_pct(hierarchical, 16);
+    const double flat_25 = flat.at(25).at(16), hierarchical_25 = hierarchical.at(25).at(16);
     MESSAGE(s.name << " W=16, 1 MiB against 25: measured " << measured << " %, ring " << flat_pct << " %, hierarchical "
                    << hierarchical_pct << " %; 25 MiB step against " << step << " ms: ring "
-                   << 100 * (flat.at(25) / step - 1) << " %, hierarchical " << 100 * (hierarchical.at(25) / step - 1)
-                   << " %");
+                   << 100 * (flat_25 / step - 1) << " %, hierarchical " << 100 * (hierarchical_25 / step - 1) << " %");
     CAPTURE(s.name);
     CHECK(hierarchical_pct > 0);
-    CHECK(hierarchical.at(25) > flat.at(25));  // the phases in series: big buckets cost more
+    CHECK(hierarchical_25 > flat_25);  // the phases in series: big buckets cost more
     flat_misses.push_back(std::fabs(flat_pct - measured));
     hierarchical_misses.push_back(std::fabs(hierarchical_pct - measured));
     if (m == 0) CHECK(std::fabs(hierarchical_pct - measured) <= 1.0);

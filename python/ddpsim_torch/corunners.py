@@ -9,20 +9,20 @@ host".) `profile --ranks-per-host N` starts N - 1 processes that
 train the recipe (bare, no DistributedDataParallel: no collective of their
 own) for as long as the profile runs, so the profiled rank's times are
 measured under the load of a full host. Each co-runner builds the recipe
-afresh, uses --threads threads, and runs a step before the profile starts.
+afresh, uses --threads threads, and runs a step before the profile starts;
+it inherits the environment (the MALLOC_ settings too: glibc reads them
+when a process starts).
 
 GPU ranks each own a device: there the option is refused (profile.py).
 """
 import multiprocessing
-import os
 
 import torch
 
 from . import recipe as recipes
 
 
-def _train(path, threads, ready, stop, steps, env):
-    os.environ.update(env)
+def _train(path, threads, ready, stop, steps):
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     built = recipes.load(path)
@@ -47,11 +47,10 @@ class CoRunners:
             return self
         ctx = multiprocessing.get_context("spawn")
         self.stop, self.counter = ctx.Event(), ctx.Value("q", 0)
-        env = {k: v for k, v in os.environ.items() if k.startswith("MALLOC_")}
         readies = []
         for _ in range(self.count):
             ready = ctx.Event()
-            p = ctx.Process(target=_train, args=(self.path, self.threads, ready, self.stop, self.counter, env), daemon=True)
+            p = ctx.Process(target=_train, args=(self.path, self.threads, ready, self.stop, self.counter), daemon=True)
             p.start()
             self.procs.append(p)
             readies.append(ready)
