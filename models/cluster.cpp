@@ -32,32 +32,49 @@ std::string_view to_string(Fabric::Topology topology) {
 }
 
 std::string_view to_string(Algorithm algorithm) {
-  return algorithm == Algorithm::kRing ? "ring" : "hierarchical";
+  switch (algorithm) {
+    case Algorithm::kRing: return "ring";
+    case Algorithm::kHierarchical: return "hierarchical";
+    case Algorithm::kAuto: return "auto";
+  }
+  return "?";
 }
 
-Hop route(const ClusterSpec& cluster, int a, int b) {
+Hop route(const ClusterSpec& cluster, int a, int b, Sharing sharing) {
   const int g = cluster.gpus_per_node;
   const int node_a = a / g, node_b = b / g;
   if (node_a == node_b) {
     if (cluster.intra.topology == Fabric::Topology::kRing) {
       const int d = ((b % g) - (a % g) + g) % g;
       const int links = std::min(d, g - d);
-      return {sim::Time::ns(links * cluster.intra.latency.count_ns()), cluster.intra.bandwidth_GBps};
+      return {sim::Time::ns(links * cluster.intra.latency.count_ns()), cluster.intra.bandwidth_GBps * sharing.intra};
     }
-    return {cluster.intra.latency, cluster.intra.bandwidth_GBps};
+    return {cluster.intra.latency, cluster.intra.bandwidth_GBps * sharing.intra};
   }
   const Fabric& f = cluster.inter;
-  double bw = f.bandwidth_GBps;
+  double bw = f.bandwidth_GBps * sharing.nic;
   if (f.topology == Fabric::Topology::kFatTree && node_a / f.nodes_per_switch != node_b / f.nodes_per_switch) {
     // The leaf's uplink: every NIC under the leaf, divided by the oversubscription.
-    bw = std::min(bw, f.nodes_per_switch * cluster.nics_per_node * f.bandwidth_GBps / f.oversubscription);
+    bw = std::min(bw, f.nodes_per_switch * cluster.nics_per_node * f.bandwidth_GBps / f.oversubscription / sharing.uplink);
   }
   return {f.latency, bw};
 }
 
+int ring_channels(const ClusterSpec& cluster, int world_size) {
+  const int g = cluster.gpus_per_node;
+  if (world_size <= g || world_size % g != 0) return 1;
+  return std::max(1, std::min(cluster.nics_per_node, g));
+}
+
+bool runs_on_channels(Algorithm algorithm, sim::CollectiveKind kind) {
+  return algorithm == Algorithm::kAuto &&
+         (kind == sim::CollectiveKind::kAllReduce || kind == sim::CollectiveKind::kBarrier ||
+          kind == sim::CollectiveKind::kAllGather || kind == sim::CollectiveKind::kReduceScatter);
+}
+
 bool runs_hierarchical(Algorithm algorithm, const ClusterSpec& cluster, int world_size) {
   const int g = cluster.gpus_per_node;
-  return algorithm == Algorithm::kHierarchical && g > 1 && world_size > g && world_size % g == 0;
+  return algorithm != Algorithm::kRing && g > 1 && world_size > g && world_size % g == 0;
 }
 
 sim::Time hierarchical_all_reduce_time(const Hop& intra, const Hop& inter, sim::Time launch, std::int64_t bytes,
@@ -90,12 +107,13 @@ double slow_factor(const std::vector<SlowLink>& slow, int rank) {
 
 // The distinct hops of the ring members[0] -> members[1] -> ... -> members[0],
 // the hops into and out of a slow rank slowed by its factor.
-std::vector<Hop> ring_hops(const ClusterSpec& cluster, const std::vector<int>& members, const std::vector<SlowLink>& slow) {
+std::vector<Hop> ring_hops(const ClusterSpec& cluster, const std::vector<int>& members, const std::vector<SlowLink>& slow,
+                           Sharing sharing = {}) {
   std::vector<Hop> hops;
   const std::size_t n = members.size();
   for (std::size_t i = 0; i < n; ++i) {
     const int a = members[i], b = members[(i + 1) % n];
-    Hop h = route(cluster, a, b);
+    Hop h = route(cluster, a, b, sharing);
     const double f = std::max(slow_factor(slow, a), slow_factor(slow, b));
     if (f > 1) h = slowed(h, f);
     const bool seen = std::any_of(hops.begin(), hops.end(), [&h](const Hop& o) {
@@ -114,43 +132,84 @@ std::vector<int> iota_ranks(int first, int count, int stride) {
 
 }  // namespace
 
+namespace {
+
+std::vector<SlowLink> slow_in_group(const std::vector<SlowLink>& given, int w) {
+  std::vector<SlowLink> slow;
+  for (const SlowLink& s : given) {
+    if (s.rank < w && s.factor > 1) slow.push_back(s);
+  }
+  return slow;
+}
+
+}  // namespace
+
 sim::Time AnalyticTimer::time(const sim::Collective& given, int w, const std::vector<SlowLink>& given_slow) {
   const sim::Collective c = priced_as(given);
   if (w < 1 || w > cluster_.gpus()) throw std::invalid_argument("group larger than the cluster");
   if (w == 1) return collective_time(NetworkParams{sim::Time{}, 1, launch_}, c, 1);
-  std::vector<SlowLink> slow;
-  for (const SlowLink& s : given_slow) {
-    if (s.rank < w && s.factor > 1) slow.push_back(s);
+  const std::vector<SlowLink> slow = slow_in_group(given_slow, w);
+  const bool hierarchical = c.kind == sim::CollectiveKind::kAllReduce && runs_hierarchical(algorithm_, cluster_, w);
+  if (hierarchical && algorithm_ == Algorithm::kHierarchical) return hierarchical_time(c, w, slow);
+  const sim::Time ring = ring_time(c, w, slow);
+  return hierarchical ? std::min(ring, hierarchical_time(c, w, slow)) : ring;
+}
+
+Algorithm AnalyticTimer::algorithm_for(const sim::Collective& given, int w) {
+  const sim::Collective c = priced_as(given);
+  if (w < 2 || c.kind != sim::CollectiveKind::kAllReduce || !runs_hierarchical(algorithm_, cluster_, w)) return Algorithm::kRing;
+  if (algorithm_ == Algorithm::kHierarchical) return algorithm_;
+  return hierarchical_time(c, w, {}) < ring_time(c, w, {}) ? Algorithm::kHierarchical : Algorithm::kRing;
+}
+
+sim::Time AnalyticTimer::hierarchical_time(const sim::Collective& c, int w, const std::vector<SlowLink>& slow) {
+  // Every node's ring is alike, and so is every local GPU's inter-node
+  // ring, except around a slow rank: take the slowest of each kind. Under
+  // kAuto the G inter-node rings share the node's NICs and uplinks (the
+  // hierarchical algorithm itself gives each a NIC: its goldens predate this).
+  const int g = cluster_.gpus_per_node, nodes = w / g;
+  const Sharing sharing = algorithm_ == Algorithm::kAuto
+                              ? Sharing{std::min(1.0, static_cast<double>(cluster_.nics_per_node) / g), static_cast<double>(g)}
+                              : Sharing{};
+  std::vector<Hop> intra, inter;
+  for (int n = 0; n < nodes; ++n) {
+    for (const Hop& h : ring_hops(cluster_, iota_ranks(n * g, g, 1), slow)) intra.push_back(h);
   }
-  const bool reduce = c.kind == sim::CollectiveKind::kAllReduce;
-  const int g = cluster_.gpus_per_node;
+  for (int i = 0; i < g; ++i) {
+    for (const Hop& h : ring_hops(cluster_, iota_ranks(i, nodes, g), slow, sharing)) inter.push_back(h);
+  }
   sim::Time worst;
-  if (reduce && runs_hierarchical(algorithm_, cluster_, w)) {
-    // Every node's ring is alike, and so is every local GPU's inter-node
-    // ring, except around a slow rank: take the slowest of each kind.
-    const int nodes = w / g;
-    std::vector<Hop> intra, inter;
-    for (int n = 0; n < nodes; ++n) {
-      for (const Hop& h : ring_hops(cluster_, iota_ranks(n * g, g, 1), slow)) intra.push_back(h);
-    }
-    for (int i = 0; i < g; ++i) {
-      for (const Hop& h : ring_hops(cluster_, iota_ranks(i, nodes, g), slow)) inter.push_back(h);
-    }
-    for (const Hop& a : intra) {
-      for (const Hop& b : inter) worst = std::max(worst, hierarchical_all_reduce_time(a, b, launch_, c.bytes, g, nodes));
-    }
-    return worst;
+  for (const Hop& a : intra) {
+    for (const Hop& b : inter) worst = std::max(worst, hierarchical_all_reduce_time(a, b, launch_, c.bytes, g, nodes));
   }
-  auto cached = slow.empty() ? flat_hops_.find(w) : flat_hops_.end();
+  return worst;
+}
+
+// The ring over ranks 0 .. w-1 priced at its slowest hop class; under kAuto
+// with a channel per NIC, each crossing between nodes on a NIC of its own.
+// Its GPU links inside a node carry every channel's flow, or all but one
+// where every GPU heads a channel (on a star; a ring fabric is taken as
+// fully loaded).
+sim::Time AnalyticTimer::ring_time(const sim::Collective& c, int w, const std::vector<SlowLink>& slow) {
+  const bool channels = runs_on_channels(algorithm_, c.kind) && ring_channels(cluster_, w) > 1;
+  Sharing sharing;
+  if (channels) {
+    const int k = ring_channels(cluster_, w);
+    sharing.nic = k;
+    if (k == cluster_.gpus_per_node && cluster_.intra.topology != Fabric::Topology::kRing) sharing.intra = k / (k - 1.0);
+  }
+  sim::Time worst;
+  auto cached = slow.empty() ? flat_hops_.find({w, channels}) : flat_hops_.end();
   if (cached == flat_hops_.end()) {
     // One node on a switch has one hop class: no need to walk a million-rank ring.
     const bool one_class = cluster_.nodes == 1 && cluster_.intra.topology != Fabric::Topology::kRing && slow.empty();
-    std::vector<Hop> hops = one_class ? std::vector<Hop>{route(cluster_, 0, 1)} : ring_hops(cluster_, iota_ranks(0, w, 1), slow);
+    std::vector<Hop> hops =
+        one_class ? std::vector<Hop>{route(cluster_, 0, 1)} : ring_hops(cluster_, iota_ranks(0, w, 1), slow, sharing);
     if (!slow.empty()) {
       for (const Hop& h : hops) worst = std::max(worst, collective_time(NetworkParams{h.latency, h.bandwidth_GBps, launch_}, c, w));
       return worst;
     }
-    cached = flat_hops_.emplace(w, std::move(hops)).first;
+    cached = flat_hops_.emplace(std::make_pair(w, channels), std::move(hops)).first;
   }
   for (const Hop& h : cached->second) worst = std::max(worst, collective_time(NetworkParams{h.latency, h.bandwidth_GBps, launch_}, c, w));
   return worst;

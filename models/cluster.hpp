@@ -62,7 +62,9 @@ struct ClusterSpec {
 /// without a cluster section runs on.
 ClusterSpec single_switch(int gpus, const NetworkParams& net);
 
-enum class Algorithm : std::uint8_t { kRing, kHierarchical };
+/// kAuto: per call, the faster of the ring run with a channel per NIC and the
+/// hierarchical all-reduce (docs/cost-models.md#the-per-call-choice-auto).
+enum class Algorithm : std::uint8_t { kRing, kHierarchical, kAuto };
 /// How a collective is priced: alpha-beta ring formulas, or NCCL's tuning model.
 enum class CollectiveModel : std::uint8_t { kRing, kNccl };
 std::string_view to_string(Algorithm algorithm);
@@ -108,20 +110,43 @@ class AnalyticTimer final : public CollectiveTimer {
   AnalyticTimer(ClusterSpec cluster, sim::Time launch_overhead, Algorithm algorithm);
   std::string_view engine() const override { return "analytic"; }
   sim::Time time(const sim::Collective& c, int group_size, const std::vector<SlowLink>& slow) override;
+  /// What `time` prices `c` over `group_size` ranks as: kRing or kHierarchical.
+  Algorithm algorithm_for(const sim::Collective& c, int group_size);
 
  private:
+  sim::Time ring_time(const sim::Collective& c, int w, const std::vector<SlowLink>& slow);
+  sim::Time hierarchical_time(const sim::Collective& c, int w, const std::vector<SlowLink>& slow);
   ClusterSpec cluster_;
   sim::Time launch_;
   Algorithm algorithm_;
-  std::map<int, std::vector<Hop>> flat_hops_;  ///< distinct hops of the ring over W ranks, by W
+  std::map<std::pair<int, bool>, std::vector<Hop>> flat_hops_;  ///< distinct hops of the ring over W ranks, by W and channels
 };
 
+/// How the flows of several rings share a hop: `nic` scales the NIC's
+/// bandwidth between nodes (a ring's channels, one NIC each: their count;
+/// rings sharing NICs: a fraction), `uplink` flows share a fat tree's leaf
+/// uplink, and `intra` scales a GPU's link inside a node (channels whose
+/// flows skip it: k / (k - 1) where each of the k GPUs heads a channel).
+struct Sharing {
+  double nic = 1;
+  double uplink = 1;
+  double intra = 1;
+};
 /// The hop from rank a to rank b on `cluster` (a != b).
-Hop route(const ClusterSpec& cluster, int a, int b);
+Hop route(const ClusterSpec& cluster, int a, int b, Sharing sharing = {});
+/// The channels of kAuto's ring over ranks 0 .. world_size-1: one per NIC,
+/// at most one per GPU, on whole nodes (two or more); else 1. Channel j is
+/// the ring that visits each node's GPUs from j * G / channels on, so it
+/// leaves a node on its last GPU's NIC and enters the next on its first's.
+int ring_channels(const ClusterSpec& cluster, int world_size);
+/// Whether kAuto runs `kind` on ring_channels: the ring-step collectives
+/// (all-reduce, barrier, all-gather, reduce-scatter).
+bool runs_on_channels(Algorithm algorithm, sim::CollectiveKind kind);
 /// Whether an all-reduce over the first `world_size` ranks runs as
 /// `algorithm` says hierarchically: only over two or more whole nodes of
 /// several GPUs; anything else (one node, a partial node) is the flat ring.
-/// Both engines decide by it.
+/// Both engines decide by it (kAuto, which only the analytic engine runs,
+/// chooses per call where this holds for kHierarchical).
 bool runs_hierarchical(Algorithm algorithm, const ClusterSpec& cluster, int world_size);
 /// Hierarchical all-reduce on `nodes` full nodes: intra-node reduce-scatter,
 /// one inter-node ring all-reduce per local GPU (n / G bytes each, all at

@@ -188,6 +188,22 @@ std::vector<Pair> ring_of(const std::vector<int>& ranks) {
   return v;
 }
 
+// kAuto's channels over ranks 0 .. w-1 (models::ring_channels): channel j
+// visits each node's GPUs from j * G / channels on; every channel's pairs.
+std::vector<Pair> channel_pairs(const ClusterSpec& cluster, int w) {
+  const int g = cluster.gpus_per_node, k = models::ring_channels(cluster, w);
+  if (k == 1) return ring_pairs(0, w, 1);
+  std::vector<Pair> v;
+  for (int j = 0; j < k; ++j) {
+    std::vector<int> ranks;
+    for (int n = 0; n < w / g; ++n) {
+      for (int t = 0; t < g; ++t) ranks.push_back(n * g + (j * g / k + t) % g);
+    }
+    for (const Pair& p : ring_of(ranks)) v.push_back(p);
+  }
+  return v;
+}
+
 class SimgridTimer final : public CollectiveTimer {
  public:
   SimgridTimer(Platform& platform, const ClusterSpec& cluster, sim::Time launch, Algorithm algorithm, bool memoize,
@@ -285,7 +301,12 @@ class SimgridTimer final : public CollectiveTimer {
   // exactly as long as the first: it is simulated once.
   double steps(const std::vector<Pair>& pairs, double bytes, int count) { return count > 0 ? count * step(pairs, bytes) : 0; }
 
-  double ring_all_reduce(int w, double bytes) { return steps(ring_pairs(0, w, 1), bytes / w, 2 * (w - 1)); }
+  // W-1 ring steps of bytes / W each way (count), on kAuto's channels where
+  // it runs them, each carrying its share.
+  double ring_steps(sim::CollectiveKind kind, int w, double bytes, int count) {
+    if (!models::runs_on_channels(algorithm_, kind)) return steps(ring_pairs(0, w, 1), bytes / w, count);
+    return steps(channel_pairs(cluster_, w), bytes / (w * models::ring_channels(cluster_, w)), count);
+  }
 
   // Pipelined down the chain 0 -> 1 -> ... -> W-1 (reversed: W-1 -> ... -> 0)
   // in K chunks: K + W - 2 rounds of (latency + n/K / bandwidth); K
@@ -343,7 +364,8 @@ class SimgridTimer final : public CollectiveTimer {
     switch (c.kind) {
       case sim::CollectiveKind::kAllReduce:
       case sim::CollectiveKind::kBarrier: {
-        if (!runs_hierarchical(algorithm_, cluster_, w)) return ring_all_reduce(w, n);
+        if (!runs_hierarchical(algorithm_, cluster_, w)) return ring_steps(c.kind, w, n, 2 * (w - 1));
+        const double ring = algorithm_ == Algorithm::kAuto ? ring_steps(c.kind, w, n, 2 * (w - 1)) : -1;
         const int g = cluster_.gpus_per_node, nodes = w / g;
         std::vector<Pair> intra, inter;
         for (int k = 0; k < nodes; ++k) {
@@ -352,13 +374,14 @@ class SimgridTimer final : public CollectiveTimer {
         for (int i = 0; i < g; ++i) {
           for (const Pair& p : ring_pairs(i, nodes, g)) inter.push_back(p);
         }
-        return steps(intra, n / g, g - 1)                        // reduce-scatter
-               + steps(inter, n / (g * nodes), 2 * (nodes - 1))  // G ring all-reduces of n/G
-               + steps(intra, n / g, g - 1);                     // all-gather
+        const double hierarchical = steps(intra, n / g, g - 1)                        // reduce-scatter
+                                    + steps(inter, n / (g * nodes), 2 * (nodes - 1))  // G ring all-reduces of n/G
+                                    + steps(intra, n / g, g - 1);                     // all-gather
+        return ring < 0 ? hierarchical : std::min(ring, hierarchical);                // kAuto: the faster
       }
       case sim::CollectiveKind::kAllGather:
       case sim::CollectiveKind::kReduceScatter: {  // W-1 ring steps of bytes / W, one way or the other
-        return steps(ring_pairs(0, w, 1), n / w, w - 1);
+        return ring_steps(c.kind, w, n, w - 1);
       }
       case sim::CollectiveKind::kBroadcast:
       case sim::CollectiveKind::kReduce:  // the broadcast's chain, run from the last rank to the root
@@ -414,6 +437,9 @@ SimgridStats run(const ClusterSpec& cluster, sim::Time launch_overhead, Algorith
   Platform platform(cluster, max_w);
   for (int w : world_sizes) {
     for (const Pair& p : ring_pairs(0, w, 1)) platform.add_route(p.first, p.second);
+    if (algorithm == Algorithm::kAuto) {
+      for (const Pair& p : channel_pairs(cluster, w)) platform.add_route(p.first, p.second);
+    }
     for (int i = 0; i + 1 < w; ++i) platform.add_route(i + 1, i);  // a reduce's chain, towards rank 0
     if (runs_hierarchical(algorithm, cluster, w)) {
       const int g = cluster.gpus_per_node, nodes = w / g;

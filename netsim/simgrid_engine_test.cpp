@@ -113,6 +113,38 @@ TEST_CASE("two nodes, one NIC each: the flat ring agrees, the hierarchical all-r
   });
 }
 
+TEST_CASE("auto's choice: a ring with a channel per NIC and the hierarchical all-reduce on shared NICs, as the formulas") {
+  // Two DGX-1-like nodes, 4 NICs each: the channels' crossings each have a
+  // NIC direction to themselves, and the hierarchical algorithm's 8
+  // inter-node rings share the 4 NICs two by two, as the analytic engine
+  // prices them under auto; so the engines agree, call by call.
+  const auto c = cluster(2, 8, fabric(40, 10), 4, fabric(12.5, 14));
+  run(c, models::Algorithm::kAuto, {8, 16}, [](models::CollectiveTimer& sg, models::AnalyticTimer& an) {
+    for (const std::int64_t n : {std::int64_t{1} << 20, std::int64_t{25} << 20, std::int64_t{256} << 20}) {
+      for (const CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
+        const Collective col{kind, n};
+        CAPTURE(n);
+        check_close(sg.time(col, 16, {}), an.time(col, 16, {}));
+        check_close(sg.time(col, 8, {}), an.time(col, 8, {}));
+      }
+    }
+    CHECK(an.algorithm_for({CollectiveKind::kAllReduce, 1 << 20}, 16) == models::Algorithm::kHierarchical);
+    CHECK(an.algorithm_for({CollectiveKind::kAllReduce, 25 << 20}, 16) == models::Algorithm::kRing);
+  });
+}
+
+TEST_CASE("auto's choice with a NIC per GPU: each GPU's link carries all channels but the one it heads") {
+  const auto c = cluster(2, 8, fabric(40, 10), 8, fabric(6.25, 14));
+  run(c, models::Algorithm::kAuto, {16}, [](models::CollectiveTimer& sg, models::AnalyticTimer& an) {
+    for (const std::int64_t n : {std::int64_t{1} << 20, std::int64_t{256} << 20}) {
+      const Collective ag{CollectiveKind::kAllGather, n}, ar{CollectiveKind::kAllReduce, n};
+      CAPTURE(n);
+      check_close(sg.time(ag, 16, {}), an.time(ag, 16, {}));
+      check_close(sg.time(ar, 16, {}), an.time(ar, 16, {}));
+    }
+  });
+}
+
 TEST_CASE("process groups at once: 8 replica groups share one NIC 8 ways; shard groups inside nodes share nothing") {
   // Hybrid sharding's two kinds of group on 2 nodes x 8 GPUs with one NIC a node: the replica
   // groups {i, i + 8} all-reduce across the nodes, the shard groups (one a node) inside them.

@@ -304,8 +304,10 @@ void read_network(const Section& top, Scenario& out) {
   if (!top.has("collective") && !top.has("cluster")) {
     top.missing("collective", "a mapping with latency_us and bandwidth_GBps (or a cluster section)");
   }
-  job.algorithm = coll.choice("algorithm", "ring") == "ring" ? models::Algorithm::kRing
-                                                                                        : models::Algorithm::kHierarchical;
+  const std::string algorithm = coll.choice("algorithm", "ring");
+  job.algorithm = algorithm == "ring"           ? models::Algorithm::kRing
+                  : algorithm == "hierarchical" ? models::Algorithm::kHierarchical
+                                                : models::Algorithm::kAuto;
   const bool gloo = coll.choice("backend", "nccl") == "gloo";
   job.backend = gloo ? models::Backend::kGloo : models::Backend::kNccl;
   // PyTorch's defaults: 10 minutes for NCCL process groups, 30 for gloo.

@@ -116,6 +116,13 @@ TEST_CASE("cluster, engine and simgrid sections load") {
   CHECK_FALSE(parse_scenario(kValid, "s.yaml").job.cluster);
 }
 
+TEST_CASE("algorithm auto loads") {
+  const auto automatic = replace(kCluster, "algorithm: hierarchical", "algorithm: auto");
+  CHECK(parse_scenario(automatic, "s.yaml").job.algorithm == models::Algorithm::kAuto);
+  CHECK(error_of(replace(kCluster, "algorithm: hierarchical", "algorithm: tree"))
+            .find("key 'collective.algorithm': value 'tree': expected one of: ring, hierarchical, auto") != std::string::npos);
+}
+
 TEST_CASE("cluster sections that cannot describe a machine are refused") {
   CHECK(error_of(replace(kCluster, "[1, 2]", "[1, 16]")).find("s.yaml:3:17: key 'world_size': value '16': expected at most 8 ranks: "
                                                               "the cluster has 2 nodes x 4 GPUs") != std::string::npos);

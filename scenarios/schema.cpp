@@ -151,10 +151,11 @@ const std::vector<Key> kScenario = {
     {"collective", T::kMapping, "", "", "**required** without `cluster`", "the process group and its network"},
     {"collective.backend", T::kChoice, "", "nccl, gloo", "`nccl`",
      "what a mismatched pair of collectives does (docs/runbook.md)"},
-    {"collective.algorithm", T::kChoice, "", "ring, hierarchical", "`ring`",
+    {"collective.algorithm", T::kChoice, "", "ring, hierarchical, auto", "`ring`",
      "all-reduce algorithm: one ring over all ranks, or reduce-scatter inside each node, one inter-node ring "
      "per local GPU, all-gather inside each node (only on whole nodes of a cluster with more than one node; "
-     "otherwise the ring)"},
+     "otherwise the ring); `auto`: per call the faster of a ring with a channel per NIC and the hierarchical "
+     "all-reduce on shared NICs, as NCCL picks per call (docs/cost-models.md#the-per-call-choice-auto)"},
     {"collective.model", T::kChoice, "", "ring, nccl", "`ring`",
      "how a collective is priced: alpha-beta ring formulas, or NCCL's own tuning model (its algorithm and "
      "protocol choice; docs/cost-models.md#nccls-tuning-model), which needs a `cluster` with `gpu` and the "

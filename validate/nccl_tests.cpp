@@ -128,11 +128,11 @@ std::vector<PredictedRow> predict_collectives(const scenarios::Scenario& scenari
     }
     return out;
   }
-  const std::unique_ptr<models::CollectiveTimer> timer = models::analytic_timer(job, ranks);
-  const bool hierarchical = job.cluster && models::runs_hierarchical(job.algorithm, *job.cluster, ranks);
+  models::AnalyticTimer timer(job.cluster ? *job.cluster : models::single_switch(ranks, job.network), job.network.launch_overhead,
+                              job.algorithm);
   for (std::int64_t b : sizes) {
-    out.push_back({b, timer->time({kind, b}, ranks, {}).us(),
-                   hierarchical && kind == sim::CollectiveKind::kAllReduce ? "hierarchical" : "ring", "-"});
+    const sim::Collective c{kind, b};
+    out.push_back({b, timer.time(c, ranks, {}).us(), std::string(models::to_string(timer.algorithm_for(c, ranks))), "-"});
   }
   return out;
 }

@@ -1,0 +1,99 @@
+// The analytic engine's algorithm choice (collective.algorithm: auto): per
+// call, the faster of the ring run with a channel per NIC and the
+// hierarchical all-reduce. docs/cost-models.md#the-per-call-choice-auto.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "models/cluster.hpp"
+#include "models/collective_cost.hpp"
+
+namespace models = ddpsim::models;
+using ddpsim::sim::Collective;
+using ddpsim::sim::CollectiveKind;
+using ddpsim::sim::Time;
+
+namespace {
+
+const Time kLaunch = Time::from_us(15);
+
+// Two DGX-1-like nodes: 8 GPUs on 40 GB/s, 10 us routes; 8 NICs of 6.25 GB/s, 14 us.
+models::ClusterSpec two_nodes(int nics) {
+  models::ClusterSpec c;
+  c.nodes = 2;
+  c.gpus_per_node = 8;
+  c.intra.bandwidth_GBps = 40;
+  c.intra.latency = Time::from_us(10);
+  c.nics_per_node = nics;
+  c.inter.bandwidth_GBps = 6.25;
+  c.inter.latency = Time::from_us(14);
+  return c;
+}
+
+Time ring(double gbps, double us, const Collective& c, int w) {
+  return models::collective_time(models::NetworkParams{Time::from_us(us), gbps, kLaunch}, c, w);
+}
+
+}  // namespace
+
+TEST_CASE("auto: a ring with a channel per NIC for large calls, the hierarchical all-reduce for small ones") {
+  const auto c = two_nodes(8);
+  models::AnalyticTimer automatic(c, kLaunch, models::Algorithm::kAuto);
+  models::AnalyticTimer flat(c, kLaunch, models::Algorithm::kRing);
+  models::AnalyticTimer hierarchical(c, kLaunch, models::Algorithm::kHierarchical);
+  const Collective small{CollectiveKind::kAllReduce, 1 << 20}, large{CollectiveKind::kAllReduce, 25 << 20};
+  // Eight channels cross the nodes on eight NICs: 50 GB/s between nodes at
+  // 14 us a step. Inside a node each GPU heads one channel, whose flow leaves
+  // on a NIC, so its NVLink carries 7 of the 8 flows: 40 x 8/7 GB/s at 10 us.
+  // The slower prices each step.
+  const Time multi_ring = std::max(ring(40 * (8 / 7.0), 10, large, 16), ring(50, 14, large, 16));
+  CHECK(multi_ring == ring(50, 14, large, 16));
+  CHECK(automatic.time(large, 16, {}) == multi_ring);
+  CHECK(automatic.algorithm_for(large, 16) == models::Algorithm::kRing);
+  CHECK(multi_ring < hierarchical.time(large, 16, {}));
+  // The single-channel ring goes through one NIC.
+  CHECK(flat.time(large, 16, {}) == ring(6.25, 14, large, 16));
+  // 1 MiB: 30 step latencies cost more than the hierarchical 14 + 2.
+  CHECK(automatic.time(small, 16, {}) == hierarchical.time(small, 16, {}));
+  CHECK(automatic.algorithm_for(small, 16) == models::Algorithm::kHierarchical);
+  CHECK(hierarchical.time(small, 16, {}) < ring(50, 14, small, 16));
+  // One node: both are the same ring over NVLink.
+  CHECK(automatic.time(large, 8, {}) == ring(40, 10, large, 8));
+  CHECK(automatic.algorithm_for(large, 8) == models::Algorithm::kRing);
+}
+
+TEST_CASE("auto: the channels are as many as the NICs, at most one per GPU, and under a fat tree's uplink") {
+  // An all-gather has no hierarchical alternative: it shows the ring's channels alone.
+  const Collective gather{CollectiveKind::kAllGather, 64 << 20};
+  auto c = two_nodes(2);
+  CHECK(models::AnalyticTimer(c, kLaunch, models::Algorithm::kAuto).time(gather, 16, {}) == ring(12.5, 14, gather, 16));
+  c.nics_per_node = 16;  // more NICs than GPUs: a channel per GPU, 8 x 6.25 GB/s (at 1 MiB the network's latency shows)
+  const Collective small{CollectiveKind::kAllGather, 1 << 20};
+  CHECK(models::AnalyticTimer(c, kLaunch, models::Algorithm::kAuto).time(small, 16, {}) == ring(50, 14, small, 16));
+  c = two_nodes(4);
+  c.inter.topology = models::Fabric::Topology::kFatTree;
+  c.inter.nodes_per_switch = 1;
+  c.inter.oversubscription = 2;  // each leaf's uplink: 4 NICs x 6.25 / 2
+  CHECK(models::AnalyticTimer(c, kLaunch, models::Algorithm::kAuto).time(gather, 16, {}) == ring(12.5, 14, gather, 16));
+}
+
+TEST_CASE("auto: the hierarchical alternative's eight inter-node rings share the node's NICs") {
+  // Two NICs for eight rings: a quarter of a NIC each. It still wins 64 MiB,
+  // for it sends each byte across the network once where the ring sends it
+  // 2(W-1)/W times.
+  const auto c = two_nodes(2);
+  models::AnalyticTimer automatic(c, kLaunch, models::Algorithm::kAuto);
+  const Collective large{CollectiveKind::kAllReduce, 64 << 20};
+  const models::Hop intra{Time::from_us(10), 40}, shared{Time::from_us(14), 6.25 * 2 / 8};
+  CHECK(automatic.time(large, 16, {}) == models::hierarchical_all_reduce_time(intra, shared, kLaunch, 64 << 20, 8, 2));
+  CHECK(automatic.algorithm_for(large, 16) == models::Algorithm::kHierarchical);
+}
+
+TEST_CASE("auto: a slow rank's links slow the channels that cross them") {
+  const auto c = two_nodes(4);
+  models::AnalyticTimer automatic(c, kLaunch, models::Algorithm::kAuto);
+  const Collective large{CollectiveKind::kAllReduce, 25 << 20};
+  // Four channels: 25 GB/s across the nodes. Rank 3's links at a quarter:
+  // its NVLink hops run at 10 GB/s, and the ring's slowest hop prices it.
+  CHECK(automatic.time(large, 16, {{3, 4.0}}) == ring(10, 10, large, 16));
+}
