@@ -276,12 +276,19 @@ class SimgridTimer final : public CollectiveTimer {
  private:
   // One step: every pair's transfer at once, until the last ends; its
   // duration in seconds.
-  double step(const std::vector<Pair>& pairs, double bytes) {
+  // With `flows`, pair i stands for flows[i] alike transfers on its route,
+  // sent as one of flows[i] times the bytes: the same time wherever no other
+  // transfer of the step crosses that route's links, as for the channels'
+  // pairs inside a node (a GPU sends only to its successor there).
+  double step(const std::vector<Pair>& pairs, double bytes, const std::vector<int>* flows = nullptr) {
     const double start = sg4::Engine::get_clock();
     const auto size = static_cast<std::uint64_t>(std::llround(std::max(0.0, bytes)));
     std::vector<sg4::CommPtr> comms;
     comms.reserve(pairs.size());
-    for (const auto& [a, b] : pairs) comms.push_back(sg4::Comm::sendto_async(platform_.host(a), platform_.host(b), size));
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      const auto times = static_cast<std::uint64_t>(flows != nullptr ? (*flows)[i] : 1);
+      comms.push_back(sg4::Comm::sendto_async(platform_.host(pairs[i].first), platform_.host(pairs[i].second), size * times));
+    }
     sg4::Comm::wait_all(comms);
     stats_.transfers += pairs.size();
     return on_picoseconds(sg4::Engine::get_clock() - start);
@@ -303,9 +310,23 @@ class SimgridTimer final : public CollectiveTimer {
 
   // W-1 ring steps of bytes / W each way (count), on kAuto's channels where
   // it runs them, each carrying its share.
+  // The channels' alike pairs are merged (see step): W + k N transfers a
+  // step instead of k W.
   double ring_steps(sim::CollectiveKind kind, int w, double bytes, int count) {
     if (!models::runs_on_channels(algorithm_, kind)) return steps(ring_pairs(0, w, 1), bytes / w, count);
-    return steps(channel_pairs(cluster_, w), bytes / (w * models::ring_channels(cluster_, w)), count);
+    std::vector<Pair> pairs;
+    std::vector<int> flows;
+    std::map<Pair, std::size_t> index;
+    for (const Pair& p : channel_pairs(cluster_, w)) {
+      const auto [it, added] = index.emplace(p, pairs.size());
+      if (added) {
+        pairs.push_back(p);
+        flows.push_back(0);
+      }
+      ++flows[it->second];
+    }
+    const double per_channel = bytes / (w * models::ring_channels(cluster_, w));
+    return count > 0 ? count * step(pairs, per_channel, &flows) : 0;
   }
 
   // Pipelined down the chain 0 -> 1 -> ... -> W-1 (reversed: W-1 -> ... -> 0)
