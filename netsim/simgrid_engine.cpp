@@ -308,10 +308,9 @@ class SimgridTimer final : public CollectiveTimer {
   // exactly as long as the first: it is simulated once.
   double steps(const std::vector<Pair>& pairs, double bytes, int count) { return count > 0 ? count * step(pairs, bytes) : 0; }
 
-  // W-1 ring steps of bytes / W each way (count), on kAuto's channels where
-  // it runs them, each carrying its share.
-  // The channels' alike pairs are merged (see step): W + k N transfers a
-  // step instead of k W.
+  // `count` ring steps of bytes / W each; on kAuto's channels where it runs
+  // them, each channel carrying bytes / (W k), a GPU's alike flows inside a
+  // node merged (see step): W + k N transfers a step instead of k W.
   double ring_steps(sim::CollectiveKind kind, int w, double bytes, int count) {
     if (!models::runs_on_channels(algorithm_, kind)) return steps(ring_pairs(0, w, 1), bytes / w, count);
     std::vector<Pair> pairs;

@@ -336,7 +336,9 @@ std::string cluster_line(const models::ClusterSpec& c, const models::DdpJob& job
     return out + fmt::format("; {} GPUs, NCCL's tuning model (floor {:g} us, bandwidth x {:g})", models::to_string(*c.gpu),
                              job.network.launch_overhead.us(), job.nccl_bandwidth_scale);
   }
-  if (job.algorithm == models::Algorithm::kAuto) return out + "; algorithm auto (per call: a ring with a channel per NIC, or a hierarchical all-reduce)";
+  if (job.algorithm == models::Algorithm::kAuto) {
+    return out + "; algorithm auto (per call: a ring with a channel per NIC, or a hierarchical all-reduce)";
+  }
   return out + fmt::format("; {} all-reduce", models::to_string(job.algorithm));
 }
 
