@@ -145,8 +145,8 @@ bool runs_on_channels(Algorithm algorithm, sim::CollectiveKind kind);
 /// Whether an all-reduce over the first `world_size` ranks runs as
 /// `algorithm` says hierarchically: only over two or more whole nodes of
 /// several GPUs; anything else (one node, a partial node) is the flat ring.
-/// Both engines decide by it (kAuto, which only the analytic engine runs,
-/// chooses per call where this holds for kHierarchical).
+/// Both engines decide by it; under kAuto, where it holds, each all-reduce
+/// takes the faster of this and the channels' ring.
 bool runs_hierarchical(Algorithm algorithm, const ClusterSpec& cluster, int world_size);
 /// Hierarchical all-reduce on `nodes` full nodes: intra-node reduce-scatter,
 /// one inter-node ring all-reduce per local GPU (n / G bytes each, all at

@@ -59,6 +59,8 @@ struct DdpJob {
 /// The analytic engine for `job` on `world_size` ranks: its cluster, or one
 /// switch whose routes have the collective section's latency and bandwidth.
 std::unique_ptr<CollectiveTimer> analytic_timer(const DdpJob& job, int world_size);
+/// The machine a job's collectives run on: its cluster, or a single switch with its collective section's routes.
+ClusterSpec cluster_of(const DdpJob& job, int world_size);
 /// The slow_link faults of `job` as the timers take them.
 std::vector<SlowLink> slow_links(const DdpJob& job);
 

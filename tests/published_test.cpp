@@ -142,12 +142,12 @@ TEST_CASE("the published scenarios' contention term is what calibrate fits on Re
 }
 
 namespace {
-// The published scenarios before they had a cluster (and what the flat ring
-// still is): one ring over every GPU, 40 GB/s and 10 us a step wherever it goes.
+// The published scenarios before they had a cluster: one ring over every
+// GPU, at the routes inside a node (40 GB/s and 10 us a step) wherever it goes.
 void as_one_flat_ring(scenarios::Scenario& s) {
+  s.job.network.latency = s.job.cluster->intra.latency;
+  s.job.network.bandwidth_GBps = s.job.cluster->intra.bandwidth_GBps;
   s.job.cluster.reset();
-  s.job.network.latency = sim::Time::from_us(10);
-  s.job.network.bandwidth_GBps = 40;
   s.job.algorithm = models::Algorithm::kRing;
 }
 // The hierarchical all-reduce alone on the scenarios' two DGX-1 nodes, its

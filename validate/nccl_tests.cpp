@@ -128,8 +128,7 @@ std::vector<PredictedRow> predict_collectives(const scenarios::Scenario& scenari
     }
     return out;
   }
-  models::AnalyticTimer timer(job.cluster ? *job.cluster : models::single_switch(ranks, job.network), job.network.launch_overhead,
-                              job.algorithm);
+  models::AnalyticTimer timer(models::cluster_of(job, ranks), job.network.launch_overhead, job.algorithm);
   for (std::int64_t b : sizes) {
     const sim::Collective c{kind, b};
     out.push_back({b, timer.time(c, ranks, {}).us(), std::string(models::to_string(timer.algorithm_for(c, ranks))), "-"});
