@@ -236,7 +236,7 @@ class SimgridTimer final : public CollectiveTimer {
       }
       const int count = all_reduce ? 2 * (w - 1) : w - 1;
       actors.push_back(sg4::Actor::create("group" + std::to_string(i), platform_.host(ranks.front()), [this, ring, count, n, w, &end, i] {
-        for (int s = 0; s < count; ++s) step(ring, n / w);
+        for (int s = 0; s < count; ++s) step_together(ring, n / w);  // other groups' transfers run beside it
         end[i] = sg4::Engine::get_clock();
       }));
     }
@@ -265,7 +265,9 @@ class SimgridTimer final : public CollectiveTimer {
         l->set_bandwidth(l->get_bandwidth() / factor);
       }
     }
+    alike_nodes_ = slow.empty();
     const double elapsed_ns = w > 1 ? execute(c, w) * 1e9 : 0;
+    alike_nodes_ = false;
     for (auto it = restore.rbegin(); it != restore.rend(); ++it) it->first->set_bandwidth(it->second);
     ++stats_.collectives;
     const sim::Time t = launch_ + sim::Time::ns(std::llround(elapsed_ns));
@@ -274,13 +276,46 @@ class SimgridTimer final : public CollectiveTimer {
   }
 
  private:
-  // One step: every pair's transfer at once, until the last ends; its
-  // duration in seconds.
+  // One step of a collective timed alone: every pair's transfer at once,
+  // until the last ends; its duration in seconds. A pair inside a node
+  // crosses only that node's GPU links, a pair between nodes only NICs and
+  // uplinks (Platform::links_of), so the pairs between nodes and each node's
+  // pairs share no link: the step lasts as long as the slowest of those
+  // parts run alone. Nodes whose links are alike (no slow rank: alike_nodes_)
+  // and whose pairs are alike (the same local GPUs, the same flows) take the
+  // same time, and one of them is simulated. At 16,384 GPUs a flat ring's
+  // step is then 2,048 transfers between nodes and 7 inside one, not 16,384.
+  double step(const std::vector<Pair>& pairs, double bytes, const std::vector<int>* flows = nullptr) {
+    if (!alike_nodes_) return step_together(pairs, bytes, flows);
+    const int g = cluster_.gpus_per_node;
+    using Part = std::pair<std::vector<Pair>, std::vector<int>>;
+    Part between;
+    std::map<int, Part> inside;  // by node
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      const auto [a, b] = pairs[i];
+      Part& part = a / g == b / g ? inside[a / g] : between;
+      part.first.push_back(pairs[i]);
+      part.second.push_back(flows != nullptr ? (*flows)[i] : 1);
+    }
+    double longest = between.first.empty() ? 0 : step_together(between.first, bytes, &between.second);
+    std::set<std::vector<std::tuple<int, int, int>>> shapes;
+    for (const auto& [node, part] : inside) {
+      std::vector<std::tuple<int, int, int>> shape;
+      for (std::size_t i = 0; i < part.first.size(); ++i) {
+        shape.emplace_back(part.first[i].first % g, part.first[i].second % g, part.second[i]);
+      }
+      std::sort(shape.begin(), shape.end());
+      if (shapes.insert(std::move(shape)).second) longest = std::max(longest, step_together(part.first, bytes, &part.second));
+    }
+    return longest;
+  }
+
+  // Every pair's transfer at once, until the last ends; its duration in seconds.
   // With `flows`, pair i stands for flows[i] alike transfers on its route,
   // sent as one of flows[i] times the bytes: the same time wherever no other
   // transfer of the step crosses that route's links, as for the channels'
   // pairs inside a node (a GPU sends only to its successor there).
-  double step(const std::vector<Pair>& pairs, double bytes, const std::vector<int>* flows = nullptr) {
+  double step_together(const std::vector<Pair>& pairs, double bytes, const std::vector<int>* flows = nullptr) {
     const double start = sg4::Engine::get_clock();
     const auto size = static_cast<std::uint64_t>(std::llround(std::max(0.0, bytes)));
     std::vector<sg4::CommPtr> comms;
@@ -310,7 +345,8 @@ class SimgridTimer final : public CollectiveTimer {
 
   // `count` ring steps of bytes / W each; on kAuto's channels where it runs
   // them, each channel carrying bytes / (W k), a GPU's alike flows inside a
-  // node merged (see step): W + k N transfers a step instead of k W.
+  // node merged (see step_together), and of those inside nodes one node's
+  // (see step): k N + G transfers a step instead of k W.
   double ring_steps(sim::CollectiveKind kind, int w, double bytes, int count) {
     if (!models::runs_on_channels(algorithm_, kind)) return steps(ring_pairs(0, w, 1), bytes / w, count);
     std::vector<Pair> pairs;
@@ -419,6 +455,7 @@ class SimgridTimer final : public CollectiveTimer {
   sim::Time launch_;
   Algorithm algorithm_;
   bool memoize_;
+  bool alike_nodes_ = false;  // within time(): no rank's links slowed, so every node's links are alike
   SimgridStats& stats_;
   std::map<std::tuple<int, std::int64_t, int, std::vector<std::pair<int, double>>>, sim::Time> memo_;
 };

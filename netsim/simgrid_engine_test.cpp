@@ -179,6 +179,46 @@ TEST_CASE("process groups at once: 8 replica groups share one NIC 8 ways; shard 
   }, all);
 }
 
+TEST_CASE("a step in parts: the pairs between nodes, then one node of each kind, take what the whole step takes") {
+  // time() simulates a step's pairs between nodes together and each distinct
+  // node's pairs alone (they share no link); time_together simulates every
+  // transfer of every step at once. On a platform where links are shared
+  // (half-duplex GPU links and NICs, a 4:1 fat tree across 2-node leaves) and
+  // the last node is partial (w = 10 on nodes of 4), the two must agree. The
+  // GPU links (10 GB/s, half-duplex) are the slowest: a node's part decides.
+  models::Fabric intra = fabric(10, 3), tree = fabric(25, 5, models::Fabric::Topology::kFatTree);
+  intra.full_duplex = false;
+  tree.full_duplex = false;
+  tree.nodes_per_switch = 2;
+  tree.oversubscription = 4;
+  const auto c = cluster(3, 4, intra, 1, tree);
+  const std::vector<std::vector<int>> whole = {{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}};
+  netsim::run_with_simgrid(c, kLaunch, models::Algorithm::kRing, {10, 12}, {}, [&](models::CollectiveTimer& sg) {
+    for (const std::vector<int>& ranks : whole) {
+      const int w = static_cast<int>(ranks.size());
+      for (const std::int64_t n : {std::int64_t{4096}, std::int64_t{64} << 20}) {
+        for (const CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kAllGather}) {
+          const Collective col{kind, n};
+          CAPTURE(w);
+          CAPTURE(n);
+          check_close(sg.time(col, w, {}), sg.time_together(col, {ranks}).front());
+        }
+      }
+    }
+  }, whole);
+}
+
+TEST_CASE("a slow rank in the last node: its node is unlike the others, and its link bounds the ring") {
+  // Its own link (40 / 4 GB/s, below every NIC's 400) bounds the ring, as
+  // the formula says; node 0's pairs alone would not show it.
+  const auto fast_nics = cluster(3, 4, fabric(40, 3), 1, fabric(400, 5));
+  run(fast_nics, models::Algorithm::kRing, {12}, [](models::CollectiveTimer& sg, models::AnalyticTimer& an) {
+    const Collective ar{CollectiveKind::kAllReduce, 64 << 20};
+    check_close(sg.time(ar, 12, {{9, 4.0}}), an.time(ar, 12, {{9, 4.0}}));
+    CHECK(sg.time(ar, 12, {{9, 4.0}}) > sg.time(ar, 12, {}));
+  });
+}
+
 TEST_CASE("half-duplex NICs: the flat ring's two crossings share one NIC") {
   models::Fabric nic = fabric(25, 5);
   nic.full_duplex = false;
