@@ -8,8 +8,19 @@
 
 namespace ddpsim::models {
 
-std::vector<sim::Time> CollectiveTimer::time_together(const sim::Collective&, const std::vector<std::vector<int>>&) {
+std::vector<sim::Time> CollectiveTimer::time_together(const std::vector<GroupCall>&) {
   throw std::invalid_argument("only the SimGrid engine runs the collectives of several process groups at once");
+}
+
+std::vector<sim::Time> CollectiveTimer::time_together(const sim::Collective& c, const std::vector<std::vector<int>>& groups) {
+  std::vector<GroupCall> calls;
+  for (const std::vector<int>& ranks : groups) calls.push_back({c, ranks});
+  return time_together(calls);
+}
+
+bool nic_routes_cross_gpu_links(const ClusterSpec& cluster) {
+  return !cluster.nvlink && cluster.intra.topology == Fabric::Topology::kStar && cluster.gpus_per_node > 1 &&
+         cluster.nodes > 1;
 }
 
 ClusterSpec single_switch(int gpus, const NetworkParams& net) {
@@ -53,6 +64,10 @@ Hop route(const ClusterSpec& cluster, int a, int b, Sharing sharing) {
   }
   const Fabric& f = cluster.inter;
   double bw = f.bandwidth_GBps * sharing.nic;
+  // On PCIe nodes the route leaves and enters through the GPUs' own links:
+  // one a ring (or a hierarchical algorithm's inter-node ring), k where the
+  // crossings of k channels each leave through a GPU of their own.
+  if (nic_routes_cross_gpu_links(cluster)) bw = std::min(bw, cluster.intra.bandwidth_GBps * std::max(1.0, sharing.nic));
   if (f.topology == Fabric::Topology::kFatTree && node_a / f.nodes_per_switch != node_b / f.nodes_per_switch) {
     // The leaf's uplink: every NIC under the leaf, divided by the oversubscription.
     bw = std::min(bw, f.nodes_per_switch * cluster.nics_per_node * f.bandwidth_GBps / f.oversubscription / sharing.uplink);
@@ -196,7 +211,12 @@ sim::Time AnalyticTimer::ring_time(const sim::Collective& c, int w, const std::v
   if (channels) {
     const int k = ring_channels(cluster_, w);
     sharing.nic = k;
-    if (k == cluster_.gpus_per_node && cluster_.intra.topology != Fabric::Topology::kRing) sharing.intra = k / (k - 1.0);
+    // Where every GPU heads a channel, its NVLink carries all channels but
+    // that one, which leaves over PCIe; a PCIe link carries them all.
+    if (k == cluster_.gpus_per_node && cluster_.intra.topology != Fabric::Topology::kRing &&
+        !nic_routes_cross_gpu_links(cluster_)) {
+      sharing.intra = k / (k - 1.0);
+    }
   }
   sim::Time worst;
   auto cached = slow.empty() ? flat_hops_.find({w, channels}) : flat_hops_.end();

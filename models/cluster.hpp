@@ -77,6 +77,19 @@ struct SlowLink {
   double factor = 1;
 };
 
+/// One process group's collective, run beside others (CollectiveTimer::time_together).
+struct GroupCall {
+  sim::Collective collective;
+  std::vector<int> ranks;  ///< the group, its ring in this order
+};
+
+/// Whether a route between nodes crosses the sending and the receiving GPU's
+/// own link inside its node: on PCIe nodes (`cluster.intra.link: pcie`, a
+/// star) a GPU reaches its NIC over the PCIe link it also talks to the
+/// node's other GPUs on; on NVLink nodes it reaches it over PCIe, which is
+/// not its NVLink (docs/cost-models.md#process-groups-at-once).
+bool nic_routes_cross_gpu_links(const ClusterSpec& cluster);
+
 /// How long collectives take: the engine-specific part of a simulation.
 /// Called with the collectives the discrete-event engine starts, which in a
 /// single process group never overlap in time (each rank's communication
@@ -88,12 +101,14 @@ class CollectiveTimer {
   virtual std::string_view engine() const = 0;  ///< "analytic" or "simgrid"
   /// Time of `c` over ranks 0 .. group_size-1, with `slow` ranks' links slowed.
   virtual sim::Time time(const sim::Collective& c, int group_size, const std::vector<SlowLink>& slow) = 0;
-  /// Process groups (each its ranks, its ring in that order) that all start
-  /// `c` at the same instant: the time each takes while the others run, in
-  /// the order given. Collectives of different groups do overlap, and share
-  /// the links they both cross; only the SimGrid engine simulates that, and
-  /// this default says so (throws std::invalid_argument).
-  virtual std::vector<sim::Time> time_together(const sim::Collective& c, const std::vector<std::vector<int>>& groups);
+  /// Process groups that each start their collective at the same instant:
+  /// the time each takes while the others run, in the order given.
+  /// Collectives of different groups do overlap, and share the links they
+  /// both cross; only the SimGrid engine simulates that, and this default
+  /// says so (throws std::invalid_argument).
+  virtual std::vector<sim::Time> time_together(const std::vector<GroupCall>& calls);
+  /// The same, every group (its ranks, its ring in that order) running `c`.
+  std::vector<sim::Time> time_together(const sim::Collective& c, const std::vector<std::vector<int>>& groups);
 };
 
 /// Where each hop of a transfer goes, with its route latency and bandwidth.

@@ -408,27 +408,38 @@ class FsdpEvaluation final : public Evaluation {
   // simulated (not symmetric). The replica groups share each node's NICs:
   // each all-reduce progresses at the rate the replica groups then in flight
   // leave it (ReplicaPricing: the NIC's fair share, or on the SimGrid engine
-  // the groups in flight run together on the platform).
+  // the groups in flight run together on the platform). On PCIe nodes under
+  // SimGrid the shard groups join them: a GPU's PCIe link carries both rings.
   std::vector<RankGroups> add_groups(sim::Engine& engine) {
     std::vector<RankGroups> out(static_cast<std::size_t>(simulated_));
     if (plan_.replicas <= 1) return out;
     const int per_node = plan_.shard_group;
+    std::vector<std::vector<int>> shards;
     for (int node = 0; node < plan_.replicas; ++node) {
       std::vector<int> members(static_cast<std::size_t>(per_node));
       for (int i = 0; i < per_node; ++i) members[static_cast<std::size_t>(i)] = node * per_node + i;
-      const sim::GroupId id = engine.add_group(members);
-      for (int r : members) out[static_cast<std::size_t>(r)].shard = id;
+      shards.push_back(std::move(members));
     }
-    const std::vector<std::vector<int>> replicas = replica_groups(world_size_, per_node);
     const bool simgrid = timer_ != nullptr && timer_->engine() == "simgrid";
-    replica_pricing_ = std::make_unique<ReplicaPricing>(job_, replicas, simgrid ? timer_ : nullptr);
+    const bool together = simgrid && job_.cluster && nic_routes_cross_gpu_links(*job_.cluster);
+    for (std::size_t i = 0; i < shards.size() && !together; ++i) {
+      const sim::GroupId id = engine.add_group(shards[i]);
+      for (int r : shards[i]) out[static_cast<std::size_t>(r)].shard = id;
+    }
+    std::vector<std::vector<int>> groups = together ? shards : std::vector<std::vector<int>>{};
+    std::vector<sim::StreamKind> streams(groups.size(), sim::StreamKind::kComm);
+    for (std::vector<int>& r : replica_groups(world_size_, per_node)) {
+      groups.push_back(std::move(r));
+      streams.push_back(sim::StreamKind::kHost);
+    }
+    replica_pricing_ = std::make_unique<ReplicaPricing>(job_, groups, simgrid ? timer_ : nullptr);
     const std::vector<sim::GroupId> ids = engine.add_sharing_groups(
-        replicas, sim::StreamKind::kHost,
-        [pricing = replica_pricing_.get()](const sim::Collective& c, int group, const std::vector<int>& in_flight) {
+        groups, streams, [pricing = replica_pricing_.get()](const sim::Collective& c, int group, const std::vector<sim::InFlight>& in_flight) {
           return pricing->time(c, group, in_flight);
         });
-    for (std::size_t i = 0; i < replicas.size(); ++i) {
-      for (int r : replicas[i]) out[static_cast<std::size_t>(r)].replica = ids[i];
+    const std::size_t first_replica = together ? shards.size() : 0;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      for (int r : groups[i]) (i < first_replica ? out[static_cast<std::size_t>(r)].shard : out[static_cast<std::size_t>(r)].replica) = ids[i];
     }
     return out;
   }

@@ -111,7 +111,12 @@ TEST_CASE("replica groups in flight share a node's NICs: each gets min(1, nics /
   // ReplicaPricing (the analytic engine): the count in flight decides.
   const std::vector<std::vector<int>> replicas = models::replica_groups(16, 8);
   models::ReplicaPricing pricing(job, replicas, nullptr);
-  CHECK(pricing.time(ar, 3, {3}) == time(1));
-  CHECK(pricing.time(ar, 3, {0, 1, 2, 3, 4, 5, 6, 7}) == time(8));
-  CHECK_THROWS_AS(pricing.time(ar, 3, {0, 1}), std::logic_error);
+  const auto running = [&ar](std::vector<int> groups) {
+    std::vector<sim::InFlight> v;
+    for (int g : groups) v.push_back({g, ar});
+    return v;
+  };
+  CHECK(pricing.time(ar, 3, running({3})) == time(1));
+  CHECK(pricing.time(ar, 3, running({0, 1, 2, 3, 4, 5, 6, 7})) == time(8));
+  CHECK_THROWS_AS(pricing.time(ar, 3, running({0, 1})), std::logic_error);
 }

@@ -1,7 +1,9 @@
 #pragma once
 // Hybrid sharding's replica groups priced by how many of them are in flight
 // (sim::SharedCostFn; docs/cost-models.md#process-groups-at-once): one GPU
-// of every node in each, so the groups of a node share its NICs.
+// of every node in each, so the groups of a node share its NICs. On PCIe
+// nodes under the SimGrid engine the shard groups join them: a GPU's PCIe
+// link carries its shard ring and its replica ring.
 
 #include <map>
 #include <memory>
@@ -16,25 +18,26 @@ namespace ddpsim::models {
 
 class ReplicaPricing {
  public:
-  /// `replicas`: the groups, each its ranks in ring order (replica_groups).
-  /// `simgrid`: the SimGrid engine's timer, which runs the in-flight groups
-  /// together on the platform (any groups: `ddpsim collectives --groups
-  /// --stagger-us` prices its own this way); null: the analytic engine,
-  /// which gives each of m replica groups in flight min(1, nics_per_node /
+  /// `groups`: each its ranks in ring order (replica_groups, and on PCIe
+  /// nodes under SimGrid the shard groups too). `simgrid`: the SimGrid
+  /// engine's timer, which runs the collectives in flight together on the
+  /// platform (any groups: `ddpsim collectives --groups --stagger-us`
+  /// prices its own this way); null: the analytic engine, whose groups are
+  /// all replica groups, each of m in flight given min(1, nics_per_node /
   /// m) of a NIC. Not owned.
-  ReplicaPricing(const DdpJob& job, std::vector<std::vector<int>> replicas, CollectiveTimer* simgrid);
+  ReplicaPricing(const DdpJob& job, std::vector<std::vector<int>> groups, CollectiveTimer* simgrid);
 
-  /// The time of group `group`'s `c` were the groups `in_flight`
-  /// (ascending, `group` among them) running throughout; each distinct
-  /// question is answered once.
-  sim::Time time(const sim::Collective& c, int group, const std::vector<int>& in_flight);
+  /// The time of group `group`'s `c` were the collectives `in_flight`
+  /// (`group`'s among them) running throughout; each distinct question is
+  /// answered once.
+  sim::Time time(const sim::Collective& c, int group, const std::vector<sim::InFlight>& in_flight);
 
  private:
   const DdpJob& job_;
-  std::vector<std::vector<int>> replicas_;
+  std::vector<std::vector<int>> groups_;
   CollectiveTimer* simgrid_;
   std::map<int, std::unique_ptr<CollectiveTimer>> fair_share_;  // analytic: by the count in flight
-  std::map<std::tuple<sim::CollectiveKind, std::int64_t, std::vector<int>>, std::vector<sim::Time>> together_;
+  std::map<std::vector<std::tuple<int, sim::CollectiveKind, std::int64_t>>, std::vector<sim::Time>> together_;
 };
 
 }  // namespace ddpsim::models

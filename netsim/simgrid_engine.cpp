@@ -18,6 +18,7 @@ namespace ddpsim::netsim {
 namespace sg4 = simgrid::s4u;
 using models::Fabric;
 using models::Hop;
+using models::GroupCall;
 using models::SlowLink;
 using models::runs_hierarchical;
 
@@ -28,25 +29,31 @@ using Pair = std::pair<int, int>;
 // The platform: one host per GPU, each link as models/cluster.hpp describes.
 class Platform {
  public:
-  Platform(const ClusterSpec& cluster, int gpus) : cluster_(cluster) {
+  Platform(const ClusterSpec& cluster, int gpus) : cluster_(cluster), pcie_(models::nic_routes_cross_gpu_links(cluster)) {
     zone_ = sg4::create_full_zone("ddpsim");
     const int g = cluster.gpus_per_node;
     const int nodes = (gpus + g - 1) / g;
     for (int r = 0; r < gpus; ++r) hosts_.push_back(zone_->create_host(host_name(r), 1e9));
     // Intra-node: a star link per GPU carrying half the route latency, or a
     // ring link from GPU i to GPU i+1 of the node (i = G-1 closes the ring).
+    // On PCIe nodes a GPU's link also carries its traffic to and from the
+    // NICs, so routes of two latencies share it; there no link has a
+    // latency, and a transfer waits out its route's (latency_s) before it
+    // sends: SimGrid's CM02 would share a link among flows in inverse
+    // proportion to their routes' latencies (TCP's bias), which a PCIe
+    // switch does not have. Alone or among routes of one latency, the same.
     const bool star = cluster.intra.topology != Fabric::Topology::kRing;
-    const double intra_lat = cluster.intra.latency.us() * (star ? 0.5e-6 : 1e-6);
+    const double intra_lat = pcie_ ? 0 : cluster.intra.latency.us() * (star ? 0.5e-6 : 1e-6);
     for (int n = 0; n < nodes; ++n) {
       for (int i = 0; i < gpu_links_per_node() && g > 1; ++i) {
-        gpu_links_.push_back(make_link("n" + std::to_string(n) + (star ? "-nvl" : "-ring") + std::to_string(i),
+        gpu_links_.push_back(make_link("n" + std::to_string(n) + (pcie_ ? "-pcie" : star ? "-nvl" : "-ring") + std::to_string(i),
                                        cluster.intra.bandwidth_GBps * 1e9, intra_lat, cluster.intra.full_duplex));
       }
     }
     for (int n = 0; n < nodes && nodes > 1; ++n) {
       for (int k = 0; k < cluster.nics_per_node; ++k) {
         nic_links_.push_back(make_link("n" + std::to_string(n) + "-nic" + std::to_string(k),
-                                       cluster.inter.bandwidth_GBps * 1e9, cluster.inter.latency.us() * 0.5e-6,
+                                       cluster.inter.bandwidth_GBps * 1e9, pcie_ ? 0 : cluster.inter.latency.us() * 0.5e-6,
                                        cluster.inter.full_duplex));
       }
     }
@@ -66,7 +73,19 @@ class Platform {
   void seal() { zone_->seal(); }
   bool has_route(int a, int b) const { return routes_.count({a, b}) > 0; }
   sg4::Host* host(int r) const { return hosts_[static_cast<std::size_t>(r)]; }
-  int link_count() const { return static_cast<int>(gpu_links_.size() + nic_links_.size() + uplinks_.size()); }
+  int link_count() const {
+    return static_cast<int>(gpu_links_.size() + nic_links_.size() + uplinks_.size());
+  }
+  /// What a transfer from a to b waits before it sends: its route's latency
+  /// on PCIe nodes, whose links have none; else 0 (the links carry it).
+  double latency_s(int a, int b) const {
+    if (!pcie_) return 0;
+    const int g = cluster_.gpus_per_node;
+    return (a / g == b / g ? cluster_.intra.latency : cluster_.inter.latency).us() * 1e-6;
+  }
+  /// Whether a route inside a node and one between nodes never share a link
+  /// (not on PCIe nodes, whose GPU links carry both).
+  bool nodes_apart_from_network() const { return !pcie_; }
 
   /// The links a slow rank slows: its star link or the ring links beside it, and its NIC.
   std::vector<sg4::Link*> links_of_rank(int r) const {
@@ -157,6 +176,8 @@ class Platform {
       }
       return route;
     }
+    const int per_node = gpu_links_per_node();
+    if (pcie_) route.push_back(in_route(gpu_links_[static_cast<std::size_t>(node_a * per_node + a % g)], true));
     route.push_back(in_route(nic_links_[static_cast<std::size_t>(nic_index(a))], true));
     const int nps = cluster_.inter.nodes_per_switch;
     if (!uplinks_.empty() && node_a / nps != node_b / nps) {
@@ -164,10 +185,12 @@ class Platform {
       route.push_back(in_route(uplinks_[static_cast<std::size_t>(node_b / nps)], false));
     }
     route.push_back(in_route(nic_links_[static_cast<std::size_t>(nic_index(b))], false));
+    if (pcie_) route.push_back(in_route(gpu_links_[static_cast<std::size_t>(node_b * per_node + b % g)], false));
     return route;
   }
 
   ClusterSpec cluster_;
+  bool pcie_;  // models::nic_routes_cross_gpu_links
   sg4::NetZone* zone_ = nullptr;
   std::vector<sg4::Host*> hosts_;
   std::vector<Link> gpu_links_, nic_links_, uplinks_;
@@ -215,17 +238,17 @@ class SimgridTimer final : public CollectiveTimer {
   // step of one group waits only for its own transfers, which share links
   // with the other groups' (max-min). Every step is simulated: the groups'
   // steps do not line up.
-  std::vector<sim::Time> time_together(const sim::Collective& c, const std::vector<std::vector<int>>& groups) override {
-    const bool all_reduce = c.kind == sim::CollectiveKind::kAllReduce || c.kind == sim::CollectiveKind::kBarrier;
-    if (!all_reduce && c.kind != sim::CollectiveKind::kAllGather && c.kind != sim::CollectiveKind::kReduceScatter) {
-      throw std::invalid_argument("process groups at once: all_reduce, all_gather or reduce_scatter (ring steps)");
-    }
-    const double n = static_cast<double>(models::priced_as(c).bytes);
+  std::vector<sim::Time> time_together(const std::vector<GroupCall>& calls) override {
     const double start = sg4::Engine::get_clock();
-    std::vector<double> end(groups.size(), start);
+    std::vector<double> end(calls.size(), start);
     std::vector<sg4::ActorPtr> actors;
-    for (std::size_t i = 0; i < groups.size(); ++i) {
-      const std::vector<int>& ranks = groups[i];
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      const sim::CollectiveKind kind = calls[i].collective.kind;
+      const bool all_reduce = kind == sim::CollectiveKind::kAllReduce || kind == sim::CollectiveKind::kBarrier;
+      if (!all_reduce && kind != sim::CollectiveKind::kAllGather && kind != sim::CollectiveKind::kReduceScatter) {
+        throw std::invalid_argument("process groups at once: all_reduce, all_gather or reduce_scatter (ring steps)");
+      }
+      const std::vector<int>& ranks = calls[i].ranks;
       const int w = static_cast<int>(ranks.size());
       if (w < 2) continue;
       const std::vector<Pair> ring = ring_of(ranks);
@@ -235,20 +258,22 @@ class SimgridTimer final : public CollectiveTimer {
         }
       }
       const int count = all_reduce ? 2 * (w - 1) : w - 1;
+      const double n = static_cast<double>(models::priced_as(calls[i].collective).bytes);
       actors.push_back(sg4::Actor::create("group" + std::to_string(i), platform_.host(ranks.front()), [this, ring, count, n, w, &end, i] {
         for (int s = 0; s < count; ++s) step_together(ring, n / w);  // other groups' transfers run beside it
         end[i] = sg4::Engine::get_clock();
       }));
     }
     for (const sg4::ActorPtr& a : actors) a->join();
-    stats_.collectives += groups.size();
+    stats_.collectives += calls.size();
     std::vector<sim::Time> out;
-    for (std::size_t i = 0; i < groups.size(); ++i) {
-      out.push_back(groups[i].size() > 1 ? launch_ + sim::Time::ns(std::llround(on_picoseconds(end[i] - start) * 1e9))
-                                         : sim::Time::zero());
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      out.push_back(calls[i].ranks.size() > 1 ? launch_ + sim::Time::ns(std::llround(on_picoseconds(end[i] - start) * 1e9))
+                                              : sim::Time::zero());
     }
     return out;
   }
+  using CollectiveTimer::time_together;
 
   sim::Time time(const sim::Collective& c, int w, const std::vector<SlowLink>& given_slow) override {
     if (w < 1 || w > cluster_.gpus()) throw std::invalid_argument("group larger than the cluster");
@@ -265,9 +290,9 @@ class SimgridTimer final : public CollectiveTimer {
         l->set_bandwidth(l->get_bandwidth() / factor);
       }
     }
-    alike_nodes_ = slow.empty();
+    parts_apart_ = slow.empty() && platform_.nodes_apart_from_network();
     const double elapsed_ns = w > 1 ? execute(c, w) * 1e9 : 0;
-    alike_nodes_ = false;
+    parts_apart_ = false;
     for (auto it = restore.rbegin(); it != restore.rend(); ++it) it->first->set_bandwidth(it->second);
     ++stats_.collectives;
     const sim::Time t = launch_ + sim::Time::ns(std::llround(elapsed_ns));
@@ -281,12 +306,12 @@ class SimgridTimer final : public CollectiveTimer {
   // crosses only that node's GPU links, a pair between nodes only NICs and
   // uplinks (Platform::links_of), so the pairs between nodes and each node's
   // pairs share no link: the step lasts as long as the slowest of those
-  // parts run alone. Nodes whose links are alike (no slow rank: alike_nodes_)
-  // and whose pairs are alike (the same local GPUs, the same flows) take the
+  // parts run alone (not on PCIe nodes: parts_apart_). Nodes whose links are
+  // alike (no slow rank) and whose pairs are alike (the same local GPUs, the same flows) take the
   // same time, and one of them is simulated. At 16,384 GPUs a flat ring's
   // step is then 2,048 transfers between nodes and 7 inside one, not 16,384.
   double step(const std::vector<Pair>& pairs, double bytes, const std::vector<int>* flows = nullptr) {
-    if (!alike_nodes_) return step_together(pairs, bytes, flows);
+    if (!parts_apart_) return step_together(pairs, bytes, flows);
     const int g = cluster_.gpus_per_node;
     using Part = std::pair<std::vector<Pair>, std::vector<int>>;
     Part between;
@@ -318,9 +343,15 @@ class SimgridTimer final : public CollectiveTimer {
   double step_together(const std::vector<Pair>& pairs, double bytes, const std::vector<int>* flows = nullptr) {
     const double start = sg4::Engine::get_clock();
     const auto size = static_cast<std::uint64_t>(std::llround(std::max(0.0, bytes)));
+    // Each transfer once its route's latency has passed (Platform::latency_s: 0 but on PCIe nodes).
+    std::vector<std::pair<double, std::size_t>> order;
+    order.reserve(pairs.size());
+    for (std::size_t i = 0; i < pairs.size(); ++i) order.emplace_back(platform_.latency_s(pairs[i].first, pairs[i].second), i);
+    std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     std::vector<sg4::CommPtr> comms;
     comms.reserve(pairs.size());
-    for (std::size_t i = 0; i < pairs.size(); ++i) {
+    for (const auto& [latency, i] : order) {
+      if (latency > 0) sg4::this_actor::sleep_until(start + latency);
       const auto times = static_cast<std::uint64_t>(flows != nullptr ? (*flows)[i] : 1);
       comms.push_back(sg4::Comm::sendto_async(platform_.host(pairs[i].first), platform_.host(pairs[i].second), size * times));
     }
@@ -455,7 +486,9 @@ class SimgridTimer final : public CollectiveTimer {
   sim::Time launch_;
   Algorithm algorithm_;
   bool memoize_;
-  bool alike_nodes_ = false;  // within time(): no rank's links slowed, so every node's links are alike
+  // Within time(): no rank's links slowed (every node's links alike), and
+  // routes inside nodes apart from those between them: a step runs in parts.
+  bool parts_apart_ = false;
   SimgridStats& stats_;
   std::map<std::tuple<int, std::int64_t, int, std::vector<std::pair<int, double>>>, sim::Time> memo_;
 };

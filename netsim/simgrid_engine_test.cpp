@@ -17,6 +17,7 @@ namespace netsim = ddpsim::netsim;
 using ddpsim::sim::Collective;
 using ddpsim::sim::CollectiveKind;
 using ddpsim::sim::Time;
+using ddpsim::models::GroupCall;
 
 namespace {
 
@@ -217,6 +218,42 @@ TEST_CASE("a slow rank in the last node: its node is unlike the others, and its 
     check_close(sg.time(ar, 12, {{9, 4.0}}), an.time(ar, 12, {{9, 4.0}}));
     CHECK(sg.time(ar, 12, {{9, 4.0}}) > sg.time(ar, 12, {}));
   });
+}
+
+TEST_CASE("PCIe nodes: a GPU's link carries its shard ring and its replica ring") {
+  // 2 nodes x 8 GPUs on PCIe (16 GB/s a GPU), 4 NICs of 25 GB/s a node.
+  // A route between nodes leaves through the GPU's PCIe link and enters
+  // through the peer's; alone, every collective takes the formulas' time.
+  auto c = cluster(2, 8, fabric(16, 10), 4, fabric(25, 5));
+  c.nvlink = false;
+  std::vector<std::vector<int>> replicas, shards = {{0, 1, 2, 3, 4, 5, 6, 7}, {8, 9, 10, 11, 12, 13, 14, 15}};
+  for (int i = 0; i < 8; ++i) replicas.push_back({i, i + 8});
+  std::vector<std::vector<int>> all = replicas;
+  all.insert(all.end(), shards.begin(), shards.end());
+  models::AnalyticTimer an(c, kLaunch, models::Algorithm::kRing);
+  netsim::run_with_simgrid(c, kLaunch, models::Algorithm::kRing, {8, 16}, {}, [&](models::CollectiveTimer& sg) {
+    const std::int64_t n = 64 << 20;
+    const Collective ar{CollectiveKind::kAllReduce, n}, rs{CollectiveKind::kReduceScatter, n};
+    check_close(sg.time(ar, 8, {}), an.time(ar, 8, {}));
+    check_close(sg.time(ar, 16, {}), an.time(ar, 16, {}));  // the crossing: min(PCIe, NIC) = 16 GB/s
+    const Time shard = sg.time_together(rs, {shards[0]}).front();
+    check_close(shard, models::ring_reduce_scatter_time({Time::from_us(10), 16, kLaunch}, n, 8));
+    // Two replica rings share a NIC: 12.5 GB/s each, under the PCIe link's 16.
+    const Time replica = sg.time_together(ar, replicas).front();
+    check_close(replica, models::ring_all_reduce_time({Time::from_us(5), 12.5, kLaunch}, n, 2));
+    // Both kinds at once: each GPU's PCIe link carries its shard step and
+    // its replica step, 8 GB/s each while both run, so both are slower than
+    // alone, and faster than at 8 GB/s throughout.
+    std::vector<GroupCall> calls;
+    for (const auto& r : replicas) calls.push_back({ar, r});
+    for (const auto& r : shards) calls.push_back({rs, r});
+    const std::vector<Time> mixed = sg.time_together(calls);
+    REQUIRE(mixed.size() == 10);
+    CHECK(mixed.back() > shard + Time::from_us(100));
+    CHECK(mixed.back() <= models::ring_reduce_scatter_time({Time::from_us(10), 8, kLaunch}, n, 8));
+    CHECK(mixed.front() > replica + Time::from_us(100));
+    CHECK(mixed.front() <= models::ring_all_reduce_time({Time::from_us(5), 8, kLaunch}, n, 2));
+  }, all);
 }
 
 TEST_CASE("half-duplex NICs: the flat ring's two crossings share one NIC") {

@@ -419,10 +419,18 @@ void with_timer(const Scenario& scenario, const SweepAxes& axes, const std::func
   const std::vector<int> sizes = world_sizes_needed(scenario, axes);
   const models::DdpJob& job = scenario.job;
   const models::ClusterSpec cluster = job.cluster ? *job.cluster : models::single_switch(sizes.back(), job.network);
-  std::vector<std::vector<int>> groups;  // hybrid sharding's replica groups, priced all at once
+  // Hybrid sharding's replica groups, priced all at once; on PCIe nodes with
+  // the shard groups (a node each), whose rings share the GPUs' links.
+  std::vector<std::vector<int>> groups;
   if (scenario.fsdp && models::is_hybrid(scenario.fsdp->sharding) && job.cluster) {
+    const int g = job.cluster->gpus_per_node;
     for (int w : sizes) {
-      for (std::vector<int>& g : models::replica_groups(w, job.cluster->gpus_per_node)) groups.push_back(std::move(g));
+      for (std::vector<int>& r : models::replica_groups(w, g)) groups.push_back(std::move(r));
+      for (int node = 0; node < w / g && w > g && models::nic_routes_cross_gpu_links(*job.cluster); ++node) {
+        std::vector<int> shard(static_cast<std::size_t>(g));
+        for (int i = 0; i < g; ++i) shard[static_cast<std::size_t>(i)] = node * g + i;
+        groups.push_back(std::move(shard));
+      }
     }
   }
   const netsim::SimgridStats s = netsim::run_with_simgrid(cluster, job.network.launch_overhead, job.algorithm, sizes,

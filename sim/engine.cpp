@@ -122,7 +122,13 @@ GroupId Engine::add_group(const std::vector<int>& ranks, StreamKind stream, Coll
 
 std::vector<GroupId> Engine::add_sharing_groups(const std::vector<std::vector<int>>& groups, StreamKind stream,
                                                 SharedCostFn cost) {
+  return add_sharing_groups(groups, std::vector<StreamKind>(groups.size(), stream), std::move(cost));
+}
+
+std::vector<GroupId> Engine::add_sharing_groups(const std::vector<std::vector<int>>& groups,
+                                                const std::vector<StreamKind>& streams, SharedCostFn cost) {
   if (groups.empty()) throw std::invalid_argument("link-sharing process groups: none given");
+  if (streams.size() != groups.size()) throw std::invalid_argument("link-sharing process groups: a stream for each");
   if (!cost) throw std::invalid_argument("link-sharing process groups need a cost model");
   for (const std::vector<int>& ranks : groups) {
     for (int r : ranks) {
@@ -134,7 +140,7 @@ std::vector<GroupId> Engine::add_sharing_groups(const std::vector<std::vector<in
   impl_->on_add_sharing();
   std::vector<GroupId> ids;
   for (const std::vector<int>& ranks : groups) {
-    const GroupId id = add_group(ranks, stream, {});
+    const GroupId id = add_group(ranks, streams[ids.size()], {});
     impl_->groups[id].sharing = sharing;
     impl_->groups[id].sharing_index = static_cast<int>(ids.size());
     ids.push_back(id);

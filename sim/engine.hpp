@@ -62,12 +62,20 @@ class Process {
 /// Prices a collective over a group of the given size. Must be deterministic.
 using CollectiveCostFn = std::function<Time(const Collective&, int group_size)>;
 
+/// A collective in flight in a set of link-sharing groups: its group's
+/// index among them and what the group runs (as sent: the library's view).
+struct InFlight {
+  int group = 0;
+  Collective collective;
+  friend bool operator==(const InFlight&, const InFlight&) = default;
+};
+
 /// Prices a collective of one of several process groups that share links
 /// (Engine::add_sharing_groups): `group` is its group's index among them,
-/// `in_flight` the indices, ascending, of those whose collectives run now,
-/// `group` among them. Returns how long it would take were that set in
-/// flight from its start to its end. Must be deterministic.
-using SharedCostFn = std::function<Time(const Collective&, int group, const std::vector<int>& in_flight)>;
+/// `in_flight` those whose collectives run now, by ascending index, `group`
+/// among them. Returns how long it would take were that set in flight from
+/// its start to its end. Must be deterministic.
+using SharedCostFn = std::function<Time(const Collective&, int group, const std::vector<InFlight>& in_flight)>;
 
 /// The order the engine runs events in. Both give every operation the same
 /// ready, start, end and arrival times: each is a maximum of earlier ends
@@ -206,6 +214,11 @@ class Engine final : public OpSink {
   /// order. Time order's only: a rank-major run stops with needs_time_order.
   std::vector<GroupId> add_sharing_groups(const std::vector<std::vector<int>>& groups, StreamKind stream,
                                           SharedCostFn cost);
+  /// The same, group i on its members' streams[i] (hybrid sharding on PCIe
+  /// nodes: the shard groups on the comm stream, the replica groups on
+  /// another).
+  std::vector<GroupId> add_sharing_groups(const std::vector<std::vector<int>>& groups,
+                                          const std::vector<StreamKind>& streams, SharedCostFn cost);
 
   /// Observers are not owned and must outlive run().
   void add_observer(Observer& observer);

@@ -122,17 +122,25 @@ SharedRun shared_run(Time b_delay) {
   SharedRun out;
   Engine e(4, fixed_cost(1));
   const std::vector<GroupId> ids = e.add_sharing_groups(
-      {{0, 1}, {2, 3}}, StreamKind::kHost, [&out](const Collective&, int group, const std::vector<int>& in_flight) {
-        CHECK(std::find(in_flight.begin(), in_flight.end(), group) != in_flight.end());
-        out.priced.push_back(in_flight);
+      {{0, 1}, {2, 3}}, std::vector<StreamKind>{StreamKind::kHost, StreamKind::kComm},
+      [&out](const Collective& c, int group, const std::vector<InFlight>& in_flight) {
+        std::vector<int> indices;
+        for (const InFlight& f : in_flight) {
+          indices.push_back(f.group);
+          // Each entry carries what its group runs: A 64 bytes, B 128.
+          CHECK(f.collective == Collective{CollectiveKind::kAllReduce, f.group == 0 ? 64 : 128});
+        }
+        CHECK(std::find(indices.begin(), indices.end(), group) != indices.end());
+        CHECK(c.bytes == (group == 0 ? 64 : 128));
+        out.priced.push_back(indices);
         return Time::from_us(10 * static_cast<double>(in_flight.size()));
       });
   REQUIRE(ids.size() == 2);
   Recorder rec;
   e.add_observer(rec);
   for (int r : {0, 1}) e.enqueue_collective(r, ids[0], {CollectiveKind::kAllReduce, 64}, {1, 0});
-  for (int r : {2, 3}) {
-    e.enqueue_collective(r, ids[1], {CollectiveKind::kAllReduce, 64}, {2, 0}, e.enqueue(r, StreamKind::kHost, b_delay, {0, 0}));
+  for (int r : {2, 3}) {  // B's group on the comm stream, after host work
+    e.enqueue_collective(r, ids[1], {CollectiveKind::kAllReduce, 128}, {2, 0}, e.enqueue(r, StreamKind::kHost, b_delay, {0, 0}));
   }
   const RunSummary s = e.run();
   REQUIRE_FALSE(s.hung());
@@ -150,6 +158,8 @@ TEST_CASE("groups that share links: each collective progresses at the rate its i
     CHECK(r.a.end == Time::from_us(20));
     CHECK(r.b.end == Time::from_us(20));
     CHECK(r.priced == std::vector<std::vector<int>>{{0, 1}, {0, 1}});  // one repricing for the instant
+    CHECK(r.a.stream == StreamKind::kHost);  // each group on its own stream
+    CHECK(r.b.stream == StreamKind::kComm);
   }
   SUBCASE("staggered: A runs alone for 5 us, then both share; B finishes alone") {
     // A: half its work alone by 5 us; the other half at half speed, 10 us: ends at 15.
@@ -171,11 +181,12 @@ TEST_CASE("groups that share links: refused by the rank-major schedule and when 
   EngineOptions o;
   o.schedule = Schedule::kRankMajor;
   Engine major(2, fixed_cost(1), o);
-  const auto one = [](const Collective&, int, const std::vector<int>&) { return Time::from_us(1); };
+  const auto one = [](const Collective&, int, const std::vector<InFlight>&) { return Time::from_us(1); };
   major.add_sharing_groups({{0}, {1}}, StreamKind::kComm, one);
   CHECK(major.run().needs_time_order == "process groups that share links");
   Engine e(2, fixed_cost(1));
   CHECK_THROWS_AS(e.add_sharing_groups({{0}, {1}}, StreamKind::kComm, {}), std::invalid_argument);
   CHECK_THROWS_AS(e.add_sharing_groups({}, StreamKind::kComm, one), std::invalid_argument);
   CHECK_THROWS_AS(e.add_sharing_groups({{0}, {2}}, StreamKind::kComm, one), std::out_of_range);
+  CHECK_THROWS_AS(e.add_sharing_groups({{0}, {1}}, std::vector<StreamKind>{StreamKind::kComm}, one), std::invalid_argument);
 }

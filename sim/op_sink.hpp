@@ -28,6 +28,7 @@ std::string_view to_string(CollectiveKind kind);
 struct Collective {
   CollectiveKind kind = CollectiveKind::kAllReduce;
   std::int64_t bytes = 0;
+  friend bool operator==(const Collective&, const Collective&) = default;
 };
 
 /// The index-th operation enqueued on a stream (streams are numbered
