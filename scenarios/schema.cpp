@@ -259,7 +259,8 @@ const std::vector<Key> kScenario = {
      "route latency between two GPUs of a node (star: half on each GPU's link; a ring: per link)"},
     {"cluster.intra.duplex", T::kChoice, "", "full, half", "`full`", "half: a link's two directions share its bandwidth"},
     {"cluster.intra.link", T::kChoice, "", "nvlink, pcie", "`nvlink`",
-     "for NCCL's model: NVLink (bandwidth_GBps a GPU's NVLink total) or PCIe between a node's GPUs"},
+     "NVLink (bandwidth_GBps a GPU's NVLink total) or PCIe between a node's GPUs: NCCL's model reads it; on PCIe a "
+     "star's GPU links also carry the GPU's traffic to its NIC"},
     {"cluster.intra.nodes_per_switch", T::kInteger, "", "refused", "", "only a fat_tree (`inter`) has leaf switches"},
     {"cluster.intra.collnet", T::kBool, "", "refused", "", "only `inter` reduces in its switches"},
     {"cluster.intra.oversubscription", T::kNumber, "", "refused", "",
