@@ -79,7 +79,8 @@ double staggered_us(const models::DdpJob& job, models::CollectiveTimer& timer, c
   sim::Engine engine(w, [](const sim::Collective&, int) { return sim::Time{}; });
   models::ReplicaPricing pricing(job, groups, &timer);
   const std::vector<sim::GroupId> ids = engine.add_sharing_groups(
-      groups, sim::StreamKind::kComm, [&pricing](const sim::Collective& x, int group, const std::vector<sim::InFlight>& in_flight) {
+      groups, sim::StreamKind::kComm,
+      [&pricing](const sim::Collective& x, int group, const std::vector<sim::InFlight>& in_flight) {
         return pricing.time(x, group, in_flight);
       });
   engine.add_observer(slowest);

@@ -12,7 +12,8 @@ std::vector<sim::Time> CollectiveTimer::time_together(const std::vector<GroupCal
   throw std::invalid_argument("only the SimGrid engine runs the collectives of several process groups at once");
 }
 
-std::vector<sim::Time> CollectiveTimer::time_together(const sim::Collective& c, const std::vector<std::vector<int>>& groups) {
+std::vector<sim::Time> CollectiveTimer::time_together(const sim::Collective& c,
+                                                      const std::vector<std::vector<int>>& groups) {
   std::vector<GroupCall> calls;
   for (const std::vector<int>& ranks : groups) calls.push_back({c, ranks});
   return time_together(calls);

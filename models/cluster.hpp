@@ -50,7 +50,7 @@ struct ClusterSpec {
   int nodes = 1;
   int gpus_per_node = 1;
   std::optional<GpuArch> gpu;  ///< cluster.gpu: what NCCL's tuning model reads (collective.model nccl)
-  bool nvlink = true;          ///< cluster.intra.link: NVLink (else PCIe) inside a node (NCCL's model; nic_routes_cross_gpu_links)
+  bool nvlink = true;          ///< cluster.intra.link: NVLink, else PCIe (nic_routes_cross_gpu_links) inside a node
   Fabric intra;          ///< star or ring
   int nics_per_node = 1;
   Fabric inter;          ///< star or fat tree

@@ -433,13 +433,18 @@ class FsdpEvaluation final : public Evaluation {
       streams.push_back(sim::StreamKind::kHost);
     }
     replica_pricing_ = std::make_unique<ReplicaPricing>(job_, groups, simgrid ? timer_ : nullptr);
-    const std::vector<sim::GroupId> ids = engine.add_sharing_groups(
-        groups, streams, [pricing = replica_pricing_.get()](const sim::Collective& c, int group, const std::vector<sim::InFlight>& in_flight) {
-          return pricing->time(c, group, in_flight);
-        });
+    const std::vector<sim::GroupId> ids =
+        engine.add_sharing_groups(groups, streams,
+                                  [pricing = replica_pricing_.get()](const sim::Collective& c, int group,
+                                                                     const std::vector<sim::InFlight>& in_flight) {
+                                    return pricing->time(c, group, in_flight);
+                                  });
     const std::size_t first_replica = together ? shards.size() : 0;
     for (std::size_t i = 0; i < groups.size(); ++i) {
-      for (int r : groups[i]) (i < first_replica ? out[static_cast<std::size_t>(r)].shard : out[static_cast<std::size_t>(r)].replica) = ids[i];
+      for (int r : groups[i]) {
+        RankGroups& mine = out[static_cast<std::size_t>(r)];
+        (i < first_replica ? mine.shard : mine.replica) = ids[i];
+      }
     }
     return out;
   }

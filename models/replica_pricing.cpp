@@ -12,7 +12,8 @@ ReplicaPricing::ReplicaPricing(const DdpJob& job, std::vector<std::vector<int>> 
     : job_(job), groups_(std::move(groups)), simgrid_(simgrid) {}
 
 sim::Time ReplicaPricing::time(const sim::Collective& c, int group, const std::vector<sim::InFlight>& in_flight) {
-  const auto at = std::find_if(in_flight.begin(), in_flight.end(), [group](const sim::InFlight& f) { return f.group == group; });
+  const auto at =
+      std::find_if(in_flight.begin(), in_flight.end(), [group](const sim::InFlight& f) { return f.group == group; });
   if (at == in_flight.end()) throw std::logic_error("a process group priced without its own collective in flight");
   if (simgrid_ == nullptr) {
     const int nodes = static_cast<int>(groups_.front().size());

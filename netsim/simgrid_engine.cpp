@@ -17,10 +17,10 @@
 namespace ddpsim::netsim {
 namespace sg4 = simgrid::s4u;
 using models::Fabric;
-using models::Hop;
 using models::GroupCall;
-using models::SlowLink;
+using models::Hop;
 using models::runs_hierarchical;
+using models::SlowLink;
 
 namespace {
 
@@ -29,7 +29,8 @@ using Pair = std::pair<int, int>;
 // The platform: one host per GPU, each link as models/cluster.hpp describes.
 class Platform {
  public:
-  Platform(const ClusterSpec& cluster, int gpus) : cluster_(cluster), pcie_(models::nic_routes_cross_gpu_links(cluster)) {
+  Platform(const ClusterSpec& cluster, int gpus)
+      : cluster_(cluster), pcie_(models::nic_routes_cross_gpu_links(cluster)) {
     zone_ = sg4::create_full_zone("ddpsim");
     const int g = cluster.gpus_per_node;
     const int nodes = (gpus + g - 1) / g;
@@ -44,17 +45,18 @@ class Platform {
     // switch does not have. Alone or among routes of one latency, the same.
     const bool star = cluster.intra.topology != Fabric::Topology::kRing;
     const double intra_lat = pcie_ ? 0 : cluster.intra.latency.us() * (star ? 0.5e-6 : 1e-6);
+    const std::string kind = pcie_ ? "-pcie" : star ? "-nvl" : "-ring";
     for (int n = 0; n < nodes; ++n) {
       for (int i = 0; i < gpu_links_per_node() && g > 1; ++i) {
-        gpu_links_.push_back(make_link("n" + std::to_string(n) + (pcie_ ? "-pcie" : star ? "-nvl" : "-ring") + std::to_string(i),
+        gpu_links_.push_back(make_link("n" + std::to_string(n) + kind + std::to_string(i),
                                        cluster.intra.bandwidth_GBps * 1e9, intra_lat, cluster.intra.full_duplex));
       }
     }
     for (int n = 0; n < nodes && nodes > 1; ++n) {
       for (int k = 0; k < cluster.nics_per_node; ++k) {
         nic_links_.push_back(make_link("n" + std::to_string(n) + "-nic" + std::to_string(k),
-                                       cluster.inter.bandwidth_GBps * 1e9, pcie_ ? 0 : cluster.inter.latency.us() * 0.5e-6,
-                                       cluster.inter.full_duplex));
+                                       cluster.inter.bandwidth_GBps * 1e9,
+                                       pcie_ ? 0 : cluster.inter.latency.us() * 0.5e-6, cluster.inter.full_duplex));
       }
     }
     if (cluster.inter.topology == Fabric::Topology::kFatTree && nodes > cluster.inter.nodes_per_switch) {
@@ -73,9 +75,7 @@ class Platform {
   void seal() { zone_->seal(); }
   bool has_route(int a, int b) const { return routes_.count({a, b}) > 0; }
   sg4::Host* host(int r) const { return hosts_[static_cast<std::size_t>(r)]; }
-  int link_count() const {
-    return static_cast<int>(gpu_links_.size() + nic_links_.size() + uplinks_.size());
-  }
+  int link_count() const { return static_cast<int>(gpu_links_.size() + nic_links_.size() + uplinks_.size()); }
   /// What a transfer from a to b waits before it sends: its route's latency
   /// on PCIe nodes, whose links have none; else 0 (the links carry it).
   double latency_s(int a, int b) const {
@@ -259,17 +259,19 @@ class SimgridTimer final : public CollectiveTimer {
       }
       const int count = all_reduce ? 2 * (w - 1) : w - 1;
       const double n = static_cast<double>(models::priced_as(calls[i].collective).bytes);
-      actors.push_back(sg4::Actor::create("group" + std::to_string(i), platform_.host(ranks.front()), [this, ring, count, n, w, &end, i] {
+      const auto run_ring = [this, ring, count, n, w, &end, i] {
         for (int s = 0; s < count; ++s) step_together(ring, n / w);  // other groups' transfers run beside it
         end[i] = sg4::Engine::get_clock();
-      }));
+      };
+      actors.push_back(sg4::Actor::create("group" + std::to_string(i), platform_.host(ranks.front()), run_ring));
     }
     for (const sg4::ActorPtr& a : actors) a->join();
     stats_.collectives += calls.size();
     std::vector<sim::Time> out;
     for (std::size_t i = 0; i < calls.size(); ++i) {
-      out.push_back(calls[i].ranks.size() > 1 ? launch_ + sim::Time::ns(std::llround(on_picoseconds(end[i] - start) * 1e9))
-                                              : sim::Time::zero());
+      out.push_back(calls[i].ranks.size() > 1
+                        ? launch_ + sim::Time::ns(std::llround(on_picoseconds(end[i] - start) * 1e9))
+                        : sim::Time::zero());
     }
     return out;
   }
@@ -306,10 +308,11 @@ class SimgridTimer final : public CollectiveTimer {
   // crosses only that node's GPU links, a pair between nodes only NICs and
   // uplinks (Platform::links_of), so the pairs between nodes and each node's
   // pairs share no link: the step lasts as long as the slowest of those
-  // parts run alone (not on PCIe nodes: parts_apart_). Nodes whose links are
-  // alike (no slow rank) and whose pairs are alike (the same local GPUs, the same flows) take the
-  // same time, and one of them is simulated. At 16,384 GPUs a flat ring's
-  // step is then 2,048 transfers between nodes and 7 inside one, not 16,384.
+  // parts run alone (not on PCIe nodes: parts_apart_). Nodes whose links
+  // are alike (no slow rank) and whose pairs are alike (the same local GPUs,
+  // the same flows) take the same time, and one of them is simulated. At
+  // 16,384 GPUs a flat ring's step is then 2,048 transfers between nodes and
+  // 7 inside one, not 16,384.
   double step(const std::vector<Pair>& pairs, double bytes, const std::vector<int>* flows = nullptr) {
     if (!parts_apart_) return step_together(pairs, bytes, flows);
     const int g = cluster_.gpus_per_node;
@@ -330,7 +333,9 @@ class SimgridTimer final : public CollectiveTimer {
         shape.emplace_back(part.first[i].first % g, part.first[i].second % g, part.second[i]);
       }
       std::sort(shape.begin(), shape.end());
-      if (shapes.insert(std::move(shape)).second) longest = std::max(longest, step_together(part.first, bytes, &part.second));
+      if (shapes.insert(std::move(shape)).second) {
+        longest = std::max(longest, step_together(part.first, bytes, &part.second));
+      }
     }
     return longest;
   }
@@ -346,7 +351,9 @@ class SimgridTimer final : public CollectiveTimer {
     // Each transfer once its route's latency has passed (Platform::latency_s: 0 but on PCIe nodes).
     std::vector<std::pair<double, std::size_t>> order;
     order.reserve(pairs.size());
-    for (std::size_t i = 0; i < pairs.size(); ++i) order.emplace_back(platform_.latency_s(pairs[i].first, pairs[i].second), i);
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      order.emplace_back(platform_.latency_s(pairs[i].first, pairs[i].second), i);
+    }
     std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     std::vector<sg4::CommPtr> comms;
     comms.reserve(pairs.size());

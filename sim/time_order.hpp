@@ -191,7 +191,8 @@ struct TimeOrder final : Machine<TimeOrder> {
       std::vector<Running>& running = sharing_running[static_cast<std::size_t>(k)];
       std::vector<InFlight> in_flight;
       for (const Running& r : running) in_flight.push_back({groups[r.group].sharing_index, r.sent});
-      std::sort(in_flight.begin(), in_flight.end(), [](const InFlight& a, const InFlight& b) { return a.group < b.group; });
+      std::sort(in_flight.begin(), in_flight.end(),
+                [](const InFlight& a, const InFlight& b) { return a.group < b.group; });
       const SharedCostFn& price = sharings[static_cast<std::size_t>(k)];
       for (Running& r : running) {
         if (r.span > Time::zero()) {
