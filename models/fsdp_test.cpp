@@ -120,3 +120,47 @@ TEST_CASE("replica groups in flight share a node's NICs: each gets min(1, nics /
   CHECK(pricing.time(ar, 3, running({0, 1, 2, 3, 4, 5, 6, 7})) == time(8));
   CHECK_THROWS_AS(pricing.time(ar, 3, running({0, 1})), std::logic_error);
 }
+
+namespace {
+// A timer that runs groups together by recording what it was asked: each
+// group's time is its collective's bytes in microseconds.
+class RecordingTimer final : public models::CollectiveTimer {
+ public:
+  std::string_view engine() const override { return "simgrid"; }
+  sim::Time time(const sim::Collective& c, int, const std::vector<models::SlowLink>&) override {
+    return sim::Time::from_us(static_cast<double>(c.bytes));
+  }
+  std::vector<sim::Time> time_together(const std::vector<models::GroupCall>& calls) override {
+    asked.push_back(calls);
+    std::vector<sim::Time> out;
+    for (const models::GroupCall& g : calls) out.push_back(sim::Time::from_us(static_cast<double>(g.collective.bytes)));
+    return out;
+  }
+  using CollectiveTimer::time_together;
+  std::vector<std::vector<models::GroupCall>> asked;
+};
+}  // namespace
+
+TEST_CASE("groups priced together on SimGrid: each group in flight runs its own collective") {
+  // A shard group (a node) reduce-scattering and a replica group
+  // all-reducing at once, as hybrid sharding does on PCIe nodes.
+  models::DdpJob job;
+  RecordingTimer timer;
+  const std::vector<std::vector<int>> groups = {{0, 1, 2, 3}, {0, 4}};
+  models::ReplicaPricing pricing(job, groups, &timer);
+  const sim::Collective rs{sim::CollectiveKind::kReduceScatter, 4096}, ar{sim::CollectiveKind::kAllReduce, 512};
+  const std::vector<sim::InFlight> both = {{0, rs}, {1, ar}};
+  CHECK(pricing.time(ar, 1, both) == sim::Time::from_us(512));
+  CHECK(pricing.time(rs, 0, both) == sim::Time::from_us(4096));  // the same set: answered from the first
+  REQUIRE(timer.asked.size() == 1);
+  const std::vector<models::GroupCall>& calls = timer.asked.front();
+  REQUIRE(calls.size() == 2);
+  CHECK(calls[0].collective == rs);
+  CHECK(calls[0].ranks == groups[0]);
+  CHECK(calls[1].collective == ar);
+  CHECK(calls[1].ranks == groups[1]);
+  // The replica group's next bucket beside the same reduce-scatter: a new set.
+  const sim::Collective next{sim::CollectiveKind::kAllReduce, 1024};
+  CHECK(pricing.time(next, 1, {{0, rs}, {1, next}}) == sim::Time::from_us(1024));
+  CHECK(timer.asked.size() == 2);
+}
