@@ -23,6 +23,8 @@ class Pricing {
       timer_ = own_timer_.get();
     }
   }
+  /// The timer every collective is priced by: the policy's, or the program's analytic one.
+  models::CollectiveTimer* timer() const { return timer_; }
   sim::CollectiveCostFn cost() const {
     return [this](const sim::Collective& c, int n) { return timer_->time(c, n == simulated_ ? world_size_ : n, slow_); };
   }
@@ -54,7 +56,7 @@ std::optional<models::RunResult> on_engine(const models::TrainingProgram& progra
                      sim::EngineOptions{library.get(), comm.watchdog_timeout, schedule, threads, comm.compute_slowdown});
   engine.add_observer(evaluation->accounting());
   if (trace != nullptr) engine.add_observer(*trace);
-  evaluation->price_groups_with(policy.timer);
+  evaluation->price_groups_with(pricing.timer());
   evaluation->start(engine);
   const sim::RunSummary summary = engine.run();
   if (summary.needs_time_order) return std::nullopt;

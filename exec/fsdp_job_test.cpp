@@ -305,12 +305,10 @@ TEST_CASE("FSDP faults: one slow rank sets everyone's pace; a crash ends the job
   CHECK(crashed.failure->culprit_rank == 0);
 }
 
-TEST_CASE("HYBRID_SHARD: shard groups inside each node, the replica all-reduce across nodes on its own stream") {
-  // 2 nodes x 2 GPUs: inside a node as the other tests (a unit's all-gather
-  // or reduce-scatter 1 ms); across, one 2,000 bytes/ms NIC a node that both
-  // replica groups share, so each gets 1,000 bytes/ms. A unit's gradient
-  // shard (500 fp32 elements) all-reduced over two replicas sends 2,000
-  // bytes: 2 ms.
+namespace {
+
+// three_units on 2 nodes x 2 GPUs, 2,000 bytes a ms inside a node and across.
+models::DdpJob two_by_two() {
   models::DdpJob job = three_units();
   models::ClusterSpec c;
   c.nodes = 2;
@@ -318,6 +316,18 @@ TEST_CASE("HYBRID_SHARD: shard groups inside each node, the replica all-reduce a
   c.intra.bandwidth_GBps = 2e-3;
   c.inter.bandwidth_GBps = 2e-3;
   job.cluster = c;
+  return job;
+}
+
+}  // namespace
+
+TEST_CASE("HYBRID_SHARD: shard groups inside each node, the replica all-reduce across nodes on its own stream") {
+  // 2 nodes x 2 GPUs: inside a node as the other tests (a unit's all-gather
+  // or reduce-scatter 1 ms); across, one 2,000 bytes/ms NIC a node that both
+  // replica groups share, so each gets 1,000 bytes/ms. A unit's gradient
+  // shard (500 fp32 elements) all-reduced over two replicas sends 2,000
+  // bytes: 2 ms.
+  const models::DdpJob job = two_by_two();
   // As FULL_SHARD to 11 ms; then AR b1 7-9, AR b0 9-11 (the replica stream
   // is FIFO), AR root 11-13 after its reduce-scatter at 10-11.
   const FsdpConfig cfg = blocks(ShardingStrategy::kHybridShard);
@@ -332,4 +342,41 @@ TEST_CASE("HYBRID_SHARD: shard groups inside each node, the replica all-reduce a
   // _HYBRID_SHARD_ZERO2 keeps the blocks: no all-gather in backward.
   const models::RunResult zero2 = exec::evaluate(models::FsdpProgram(job, blocks(ShardingStrategy::kHybridShardZero2)), 4, 0);
   CHECK(zero2.ranks[3].collective_ms == doctest::Approx(6.0 + 6.0));
+}
+
+TEST_CASE("HYBRID_SHARD around a slow link: its node's shard group and its replica group slow, wherever the rank is") {
+  // two_by_two with a slow link (factor 2) on rank 3, node 1's second GPU:
+  // node 1's all-gathers and reduce-scatters take 2 ms instead of 1 (both
+  // hops of a 2-rank ring touch rank 3); node 0's keep 1 ms; replica group
+  // {1, 3} all-reduces at 500 bytes/ms beside {0, 2} (1,000 alone), {0, 2}
+  // at 1,000 (2,000 alone). Node 1 sets the pace: forward AG root 0-2,
+  // b0 2-4, b1 4-6; backward AG b1 6-8, AG b0 8-10, RS b1 10-12, RS b0
+  // 12-14, RS root 14-16. Replica all-reduces (2,000 bytes each): b1 from
+  // 12, {1, 3} half done when {0, 2}'s ends at 14, then alone to 15; b0
+  // from 15 ({0, 2}'s from 14) to 18; root 18-21.
+  const FsdpConfig cfg = blocks(ShardingStrategy::kHybridShard);
+  const auto slow_on = [&](int rank) {
+    models::DdpJob job = two_by_two();
+    job.faults = {{{rank}, models::fault::SlowLink{2.0}}};
+    const models::RunResult r = exec::evaluate(models::FsdpProgram(job, cfg), 4, 0);
+    REQUIRE(r.outcome == models::Outcome::kCompleted);
+    REQUIRE(r.ranks.size() == 4);
+    return r;
+  };
+  const models::RunResult node1 = slow_on(3);
+  CHECK(*node1.step_ms == doctest::Approx(21.0));
+  // 5 all-gathers and 3 reduce-scatters at 1 ms (node 0) or 2 (node 1),
+  // and 3 all-reduces at 2 ms ({0, 2}) or 3 ({1, 3}).
+  const double expected[] = {8.0 + 6.0, 8.0 + 9.0, 16.0 + 6.0, 16.0 + 9.0};
+  for (int r = 0; r < 4; ++r) {
+    INFO("rank " << r);
+    CHECK(node1.ranks[static_cast<std::size_t>(r)].collective_ms == doctest::Approx(expected[r]));
+  }
+  // Rank 1 is rank 3's mirror image: the same step, node for node.
+  const models::RunResult node0 = slow_on(1);
+  CHECK(*node0.step_ms == doctest::Approx(21.0));
+  for (int r = 0; r < 4; ++r) {
+    INFO("rank " << r);
+    CHECK(node0.ranks[static_cast<std::size_t>((r + 2) % 4)].collective_ms == doctest::Approx(expected[r]));
+  }
 }

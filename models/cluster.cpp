@@ -8,7 +8,7 @@
 
 namespace ddpsim::models {
 
-std::vector<sim::Time> CollectiveTimer::time_together(const std::vector<GroupCall>&) {
+std::vector<sim::Time> CollectiveTimer::time_together(const std::vector<GroupCall>&, const std::vector<SlowLink>&) {
   throw std::invalid_argument("only the SimGrid engine runs the collectives of several process groups at once");
 }
 
@@ -17,6 +17,15 @@ std::vector<sim::Time> CollectiveTimer::time_together(const sim::Collective& c,
   std::vector<GroupCall> calls;
   for (const std::vector<int>& ranks : groups) calls.push_back({c, ranks});
   return time_together(calls);
+}
+
+std::vector<SlowLink> slow_links_in(const std::vector<SlowLink>& slow, const std::vector<int>& ranks) {
+  std::vector<SlowLink> out;
+  for (const SlowLink& s : slow) {
+    const auto at = std::find(ranks.begin(), ranks.end(), s.rank);
+    if (at != ranks.end()) out.push_back({static_cast<int>(at - ranks.begin()), s.factor});
+  }
+  return out;
 }
 
 bool nic_routes_cross_gpu_links(const ClusterSpec& cluster) {

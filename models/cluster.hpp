@@ -77,6 +77,11 @@ struct SlowLink {
   double factor = 1;
 };
 
+/// The slow links among `ranks` (global rank numbers), each renumbered as
+/// its position in `ranks`: what a collective over that group, priced as
+/// ranks 0 .. size-1, slows (a node's shard group, a replica group).
+std::vector<SlowLink> slow_links_in(const std::vector<SlowLink>& slow, const std::vector<int>& ranks);
+
 /// One process group's collective, run beside others (CollectiveTimer::time_together).
 struct GroupCall {
   sim::Collective collective;
@@ -105,8 +110,11 @@ class CollectiveTimer {
   /// the time each takes while the others run, in the order given.
   /// Collectives of different groups do overlap, and share the links they
   /// both cross; only the SimGrid engine simulates that, and this default
-  /// says so (throws std::invalid_argument).
-  virtual std::vector<sim::Time> time_together(const std::vector<GroupCall>& calls);
+  /// says so (throws std::invalid_argument). `slow`: ranks (global numbers,
+  /// as in the calls) whose links run slower meanwhile.
+  virtual std::vector<sim::Time> time_together(const std::vector<GroupCall>& calls, const std::vector<SlowLink>& slow);
+  /// The same, no link slowed.
+  std::vector<sim::Time> time_together(const std::vector<GroupCall>& calls) { return time_together(calls, {}); }
   /// The same, every group (its ranks, its ring in that order) running `c`.
   std::vector<sim::Time> time_together(const sim::Collective& c, const std::vector<std::vector<int>>& groups);
 };

@@ -422,8 +422,15 @@ class FsdpEvaluation final : public Evaluation {
     }
     const bool simgrid = timer_ != nullptr && timer_->engine() == "simgrid";
     const bool together = simgrid && job_.cluster && nic_routes_cross_gpu_links(*job_.cluster);
+    const std::vector<SlowLink> slow = slow_links(job_);
     for (std::size_t i = 0; i < shards.size() && !together; ++i) {
-      const sim::GroupId id = engine.add_group(shards[i]);
+      // Priced as ranks 0 .. per_node-1 (the nodes are alike), with the
+      // slow links of this node's ranks, renumbered so.
+      const sim::GroupId id =
+          slow.empty() ? engine.add_group(shards[i])
+                       : engine.add_group(shards[i], sim::StreamKind::kComm,
+                                          [timer = timer_, mine = slow_links_in(slow, shards[i])](
+                                              const sim::Collective& c, int n) { return timer->time(c, n, mine); });
       for (int r : shards[i]) out[static_cast<std::size_t>(r)].shard = id;
     }
     std::vector<std::vector<int>> groups = together ? shards : std::vector<std::vector<int>>{};
@@ -482,7 +489,7 @@ class FsdpEvaluation final : public Evaluation {
   std::vector<std::unique_ptr<RankProcess>> ranks_;
   std::optional<Progress> recording_;
   std::unique_ptr<RankProcess> recorded_;
-  CollectiveTimer* timer_ = nullptr;  // the evaluator's (price_groups_with)
+  CollectiveTimer* timer_ = nullptr;  // the evaluator's (price_groups_with), not owned
   std::unique_ptr<ReplicaPricing> replica_pricing_;
 };
 

@@ -119,6 +119,14 @@ TEST_CASE("replica groups in flight share a node's NICs: each gets min(1, nics /
   CHECK(pricing.time(ar, 3, running({3})) == time(1));
   CHECK(pricing.time(ar, 3, running({0, 1, 2, 3, 4, 5, 6, 7})) == time(8));
   CHECK_THROWS_AS(pricing.time(ar, 3, running({0, 1})), std::logic_error);
+
+  // A slow link on rank 11 (node 1 of replica group 3, {3, 11}) slows that
+  // group's all-reduces, at its position in the group, and no other's.
+  job.faults = {{{11}, models::fault::SlowLink{2.0}}};
+  models::ReplicaPricing around_slow(job, replicas, nullptr);
+  CHECK(around_slow.time(ar, 3, running({3})) == models::replica_timer(job, 2, 1)->time(ar, 2, {{1, 2.0}}));
+  CHECK(around_slow.time(ar, 3, running({3})) > time(1));
+  CHECK(around_slow.time(ar, 2, running({2})) == time(1));
 }
 
 namespace {
@@ -130,14 +138,17 @@ class RecordingTimer final : public models::CollectiveTimer {
   sim::Time time(const sim::Collective& c, int, const std::vector<models::SlowLink>&) override {
     return sim::Time::from_us(static_cast<double>(c.bytes));
   }
-  std::vector<sim::Time> time_together(const std::vector<models::GroupCall>& calls) override {
+  std::vector<sim::Time> time_together(const std::vector<models::GroupCall>& calls,
+                                       const std::vector<models::SlowLink>& slow) override {
     asked.push_back(calls);
+    slowed.push_back(slow);
     std::vector<sim::Time> out;
     for (const models::GroupCall& g : calls) out.push_back(sim::Time::from_us(static_cast<double>(g.collective.bytes)));
     return out;
   }
   using CollectiveTimer::time_together;
   std::vector<std::vector<models::GroupCall>> asked;
+  std::vector<std::vector<models::SlowLink>> slowed;
 };
 }  // namespace
 
@@ -163,4 +174,13 @@ TEST_CASE("groups priced together on SimGrid: each group in flight runs its own 
   const sim::Collective next{sim::CollectiveKind::kAllReduce, 1024};
   CHECK(pricing.time(next, 1, {{0, rs}, {1, next}}) == sim::Time::from_us(1024));
   CHECK(timer.asked.size() == 2);
+  CHECK(timer.slowed.back().empty());
+  // A slow link: the platform's links of the rank (its global number) slowed meanwhile.
+  job.faults = {{{4}, models::fault::SlowLink{3.0}}};
+  models::ReplicaPricing slowed(job, groups, &timer);
+  CHECK(slowed.time(ar, 1, both) == sim::Time::from_us(512));
+  REQUIRE(timer.slowed.size() == 3);
+  REQUIRE(timer.slowed.back().size() == 1);
+  CHECK(timer.slowed.back().front().rank == 4);
+  CHECK(timer.slowed.back().front().factor == 3.0);
 }

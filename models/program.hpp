@@ -62,9 +62,10 @@ class Evaluation {
   virtual sim::Time per_rank(int rank, const sim::ProgramOp& op) const = 0;
   /// The result of evaluating record()'s program levelized.
   virtual RunResult finish_levelized(const sim::LevelizedRun& run) = 0;
-  /// Before start(): the evaluator's timer (not owned; null: the program's
-  /// analytic engine), for process groups the program adds and prices itself
-  /// (hybrid sharding's replica groups). By default unused.
+  /// Before start(): the timer the evaluator prices collectives with (not
+  /// owned: the policy's, or the program's analytic one), for process groups
+  /// the program adds and prices itself (hybrid sharding's shard groups
+  /// around a slow link, its replica groups). By default unused.
   virtual void price_groups_with(CollectiveTimer* timer) { (void)timer; }
 };
 

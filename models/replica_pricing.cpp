@@ -9,7 +9,7 @@
 namespace ddpsim::models {
 
 ReplicaPricing::ReplicaPricing(const DdpJob& job, std::vector<std::vector<int>> groups, CollectiveTimer* simgrid)
-    : job_(job), groups_(std::move(groups)), simgrid_(simgrid) {}
+    : job_(job), groups_(std::move(groups)), simgrid_(simgrid), slow_(slow_links(job)) {}
 
 sim::Time ReplicaPricing::time(const sim::Collective& c, int group, const std::vector<sim::InFlight>& in_flight) {
   const auto at =
@@ -19,7 +19,7 @@ sim::Time ReplicaPricing::time(const sim::Collective& c, int group, const std::v
     const int nodes = static_cast<int>(groups_.front().size());
     std::unique_ptr<CollectiveTimer>& timer = fair_share_[static_cast<int>(in_flight.size())];
     if (!timer) timer = replica_timer(job_, nodes, static_cast<int>(in_flight.size()));
-    return timer->time(c, nodes, {});
+    return timer->time(c, nodes, slow_links_in(slow_, groups_.at(static_cast<std::size_t>(group))));
   }
   // The set in flight, the priced group's collective as asked (its check
   // collective, when it has one, is asked for with the others as sent).
@@ -31,7 +31,7 @@ sim::Time ReplicaPricing::time(const sim::Collective& c, int group, const std::v
     calls.push_back({x, groups_.at(static_cast<std::size_t>(f.group))});
   }
   auto [it, fresh] = together_.try_emplace(key);
-  if (fresh) it->second = simgrid_->time_together(calls);
+  if (fresh) it->second = simgrid_->time_together(calls, slow_);
   return it->second[static_cast<std::size_t>(at - in_flight.begin())];
 }
 

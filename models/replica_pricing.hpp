@@ -24,7 +24,8 @@ class ReplicaPricing {
   /// platform (any groups: `ddpsim collectives --groups --stagger-us`
   /// prices its own this way); null: the analytic engine, whose groups are
   /// all replica groups, each of m in flight given min(1, nics_per_node /
-  /// m) of a NIC. Not owned.
+  /// m) of a NIC. Not owned. The job's slow links slow the groups whose
+  /// rings cross them, on either engine.
   ReplicaPricing(const DdpJob& job, std::vector<std::vector<int>> groups, CollectiveTimer* simgrid);
 
   /// The time of group `group`'s `c` were the collectives `in_flight`
@@ -36,6 +37,7 @@ class ReplicaPricing {
   const DdpJob& job_;
   std::vector<std::vector<int>> groups_;
   CollectiveTimer* simgrid_;
+  std::vector<SlowLink> slow_;                                  // the job's slow links (global ranks)
   std::map<int, std::unique_ptr<CollectiveTimer>> fair_share_;  // analytic: by the count in flight
   std::map<std::vector<std::tuple<int, sim::CollectiveKind, std::int64_t>>, std::vector<sim::Time>> together_;
 };

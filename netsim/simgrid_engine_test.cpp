@@ -256,6 +256,39 @@ TEST_CASE("PCIe nodes: a GPU's link carries its shard ring and its replica ring"
   }, all);
 }
 
+TEST_CASE("PCIe nodes with a slow rank: its links slow the groups in flight that cross them") {
+  // As above; rank 9's links (its PCIe link and its node's NIC 0, which it
+  // shares with rank 8) at a quarter of their bandwidth: 4 and 6.25 GB/s.
+  auto c = cluster(2, 8, fabric(16, 10), 4, fabric(25, 5));
+  c.nvlink = false;
+  std::vector<std::vector<int>> replicas, shards = {{0, 1, 2, 3, 4, 5, 6, 7}, {8, 9, 10, 11, 12, 13, 14, 15}};
+  for (int i = 0; i < 8; ++i) replicas.push_back({i, i + 8});
+  std::vector<std::vector<int>> all = replicas;
+  all.insert(all.end(), shards.begin(), shards.end());
+  netsim::run_with_simgrid(c, kLaunch, models::Algorithm::kRing, {8, 16}, {}, [&](models::CollectiveTimer& sg) {
+    const std::int64_t n = 64 << 20;
+    const Collective ar{CollectiveKind::kAllReduce, n}, rs{CollectiveKind::kReduceScatter, n};
+    const std::vector<models::SlowLink> slow = {{9, 4.0}};
+    // Node 1's shard ring enters and leaves rank 9 through its 4 GB/s link;
+    // node 0's does not cross it. The same as time() over a node's ranks.
+    std::vector<GroupCall> node1 = {{rs, shards[1]}}, node0 = {{rs, shards[0]}};
+    check_close(sg.time_together(node1, slow).front(),
+                models::ring_reduce_scatter_time({Time::from_us(10), 4, kLaunch}, n, 8));
+    check_close(sg.time_together(node1, slow).front(), sg.time(rs, 8, {{1, 4.0}}));
+    check_close(sg.time_together(node0, slow).front(), sg.time(rs, 8, {}));
+    // Replica groups {0, 8} and {1, 9} share node 1's slowed NIC, 3.125 GB/s
+    // each (under rank 9's 4); {2, 10} and the rest keep 12.5 each.
+    std::vector<GroupCall> calls;
+    for (const auto& r : replicas) calls.push_back({ar, r});
+    const std::vector<Time> t = sg.time_together(calls, slow);
+    REQUIRE(t.size() == 8);
+    for (int i : {0, 1}) check_close(t[static_cast<std::size_t>(i)], models::ring_all_reduce_time({Time::from_us(5), 3.125, kLaunch}, n, 2));
+    for (int i : {2, 7}) check_close(t[static_cast<std::size_t>(i)], models::ring_all_reduce_time({Time::from_us(5), 12.5, kLaunch}, n, 2));
+    // The links are restored afterwards.
+    check_close(sg.time_together(node1).front(), sg.time(rs, 8, {}));
+  }, all);
+}
+
 TEST_CASE("half-duplex NICs: the flat ring's two crossings share one NIC") {
   models::Fabric nic = fabric(25, 5);
   nic.full_duplex = false;
