@@ -70,7 +70,12 @@ Hop route(const ClusterSpec& cluster, int a, int b, Sharing sharing) {
       const int links = std::min(d, g - d);
       return {sim::Time::ns(links * cluster.intra.latency.count_ns()), cluster.intra.bandwidth_GBps * sharing.intra};
     }
-    return {cluster.intra.latency, cluster.intra.bandwidth_GBps * sharing.intra};
+    double bw = cluster.intra.bandwidth_GBps * sharing.intra;
+    // Behind two PCIe switches: both uplinks, one direction each.
+    if (cluster.pcie_switches() > 1 && (a % g) / cluster.gpus_per_switch != (b % g) / cluster.gpus_per_switch) {
+      bw = std::min(bw, cluster.switch_uplink_GBps);
+    }
+    return {cluster.intra.latency, bw};
   }
   const Fabric& f = cluster.inter;
   double bw = f.bandwidth_GBps * sharing.nic;
@@ -232,7 +237,8 @@ sim::Time AnalyticTimer::ring_time(const sim::Collective& c, int w, const std::v
   auto cached = slow.empty() ? flat_hops_.find({w, channels}) : flat_hops_.end();
   if (cached == flat_hops_.end()) {
     // One node on a switch has one hop class: no need to walk a million-rank ring.
-    const bool one_class = cluster_.nodes == 1 && cluster_.intra.topology != Fabric::Topology::kRing && slow.empty();
+    const bool one_class = cluster_.nodes == 1 && cluster_.intra.topology != Fabric::Topology::kRing &&
+                           cluster_.pcie_switches() == 1 && slow.empty();
     std::vector<Hop> hops =
         one_class ? std::vector<Hop>{route(cluster_, 0, 1)} : ring_hops(cluster_, iota_ranks(0, w, 1), slow, sharing);
     if (!slow.empty()) {

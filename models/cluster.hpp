@@ -54,7 +54,15 @@ struct ClusterSpec {
   Fabric intra;          ///< star or ring
   int nics_per_node = 1;
   Fabric inter;          ///< star or fat tree
+  /// PCIe nodes (a star): GPUs behind one PCIe switch; 0 or gpus_per_node:
+  /// one switch for all. A route between two switches crosses both
+  /// switches' uplinks, each `switch_uplink_GBps` a direction; a GPU's NICs
+  /// sit under its own switch.
+  int gpus_per_switch = 0;
+  double switch_uplink_GBps = 0;
   int gpus() const { return nodes * gpus_per_node; }
+  /// PCIe switches a node (1 without a PCIe tree).
+  int pcie_switches() const { return gpus_per_switch > 0 ? gpus_per_node / gpus_per_switch : 1; }
 };
 
 /// A homogeneous single-node cluster: `gpus` GPUs on a star whose routes

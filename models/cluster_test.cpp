@@ -97,3 +97,28 @@ TEST_CASE("auto: a slow rank's links slow the channels that cross them") {
   // its NVLink hops run at 10 GB/s, and the ring's slowest hop prices it.
   CHECK(automatic.time(large, 16, {{3, 4.0}}) == ring(10, 10, large, 16));
 }
+
+TEST_CASE("a PCIe tree: a route between two switches is held to their uplinks") {
+  // One node of 8 GPUs on PCIe (24 GB/s each), two switches of 4 (two CPU
+  // sockets) joined at 10 GB/s a direction.
+  models::ClusterSpec c;
+  c.gpus_per_node = 8;
+  c.nvlink = false;
+  c.intra.bandwidth_GBps = 24;
+  c.intra.latency = Time::from_us(10);
+  c.gpus_per_switch = 4;
+  c.switch_uplink_GBps = 10;
+  REQUIRE(c.pcie_switches() == 2);
+  CHECK(models::route(c, 1, 2).bandwidth_GBps == 24);  // one switch
+  CHECK(models::route(c, 3, 4).bandwidth_GBps == 10);  // across the uplinks
+  CHECK(models::route(c, 7, 0).bandwidth_GBps == 10);
+  CHECK(models::route(c, 3, 4).latency == Time::from_us(10));
+  models::AnalyticTimer timer(c, kLaunch, models::Algorithm::kRing);
+  const Collective ar{CollectiveKind::kAllReduce, 64 << 20};
+  // Four GPUs stay behind one switch; eight cross twice (once each way), at 10 GB/s.
+  CHECK(timer.time(ar, 4, {}) == ring(24, 10, ar, 4));
+  CHECK(timer.time(ar, 8, {}) == ring(10, 10, ar, 8));
+  // One switch for all: the star as before.
+  c.gpus_per_switch = 8;
+  CHECK(models::AnalyticTimer(c, kLaunch, models::Algorithm::kRing).time(ar, 8, {}) == ring(24, 10, ar, 8));
+}

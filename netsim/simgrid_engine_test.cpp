@@ -289,6 +289,33 @@ TEST_CASE("PCIe nodes with a slow rank: its links slow the groups in flight that
   }, all);
 }
 
+TEST_CASE("a PCIe tree: the ring crosses each switch's uplink once a direction; two strided rings share it") {
+  // 2 nodes x 8 GPUs on PCIe (24 GB/s), switches of 4 GPUs joined at 10
+  // GB/s a direction, 2 NICs a node (one under each switch) of 25 GB/s.
+  auto c = cluster(2, 8, fabric(24, 10), 2, fabric(25, 5));
+  c.nvlink = false;
+  c.gpus_per_switch = 4;
+  c.switch_uplink_GBps = 10;
+  const std::vector<std::vector<int>> strided = {{0, 2, 4, 6}, {1, 3, 5, 7}};
+  models::AnalyticTimer an(c, kLaunch, models::Algorithm::kRing);
+  netsim::run_with_simgrid(c, kLaunch, models::Algorithm::kRing, {4, 8, 16}, {}, [&](models::CollectiveTimer& sg) {
+    const std::int64_t n = 64 << 20;
+    const Collective ar{CollectiveKind::kAllReduce, n}, ag{CollectiveKind::kAllGather, n};
+    for (int w : {4, 8, 16}) {
+      INFO("W = " << w);
+      check_close(sg.time(ar, w, {}), an.time(ar, w, {}));
+      check_close(sg.time(ag, w, {}), an.time(ag, w, {}));
+    }
+    check_close(sg.time(ar, 8, {}), models::ring_all_reduce_time({Time::from_us(10), 10, kLaunch}, n, 8));
+    // Rings over GPUs 0, 2, 4, 6 and 1, 3, 5, 7: each crosses the uplinks
+    // once a direction (2 -> 4, 6 -> 0), so together they get 5 GB/s there.
+    const std::vector<Time> both = sg.time_together(ar, strided);
+    for (const Time t : both) check_close(t, models::ring_all_reduce_time({Time::from_us(10), 5, kLaunch}, n, 4));
+    check_close(sg.time_together(ar, {strided[0]}).front(),
+                models::ring_all_reduce_time({Time::from_us(10), 10, kLaunch}, n, 4));
+  }, strided);
+}
+
 TEST_CASE("half-duplex NICs: the flat ring's two crossings share one NIC") {
   models::Fabric nic = fabric(25, 5);
   nic.full_duplex = false;

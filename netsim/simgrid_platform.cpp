@@ -27,6 +27,13 @@ Platform::Platform(const models::ClusterSpec& cluster, int gpus)
                                      cluster.intra.bandwidth_GBps * 1e9, intra_lat, cluster.intra.full_duplex));
     }
   }
+  // A PCIe tree: an uplink a switch, no latency of its own (the route's is on the GPUs' links).
+  for (int n = 0; n < nodes && cluster.pcie_switches() > 1; ++n) {
+    for (int sw = 0; sw < cluster.pcie_switches(); ++sw) {
+      switch_uplinks_.push_back(make_link("n" + std::to_string(n) + "-pcie-sw" + std::to_string(sw) + "-up",
+                                          cluster.switch_uplink_GBps * 1e9, 0, cluster.intra.full_duplex));
+    }
+  }
   for (int n = 0; n < nodes && nodes > 1; ++n) {
     for (int k = 0; k < cluster.nics_per_node; ++k) {
       nic_links_.push_back(make_link("n" + std::to_string(n) + "-nic" + std::to_string(k),
@@ -109,6 +116,11 @@ std::vector<sg4::LinkInRoute> Platform::links_inside_node(int a, int b) const {
   std::vector<sg4::LinkInRoute> route;
   if (cluster_.intra.topology != Fabric::Topology::kRing) {
     route.push_back(in_route(at(a % g), true));
+    const int s = cluster_.gpus_per_switch, switches = cluster_.pcie_switches();
+    if (switches > 1 && (a % g) / s != (b % g) / s) {
+      route.push_back(in_route(switch_uplinks_[static_cast<std::size_t>(node * switches + (a % g) / s)], true));
+      route.push_back(in_route(switch_uplinks_[static_cast<std::size_t>(node * switches + (b % g) / s)], false));
+    }
     route.push_back(in_route(at(b % g), false));
     return route;
   }

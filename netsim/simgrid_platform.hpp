@@ -25,7 +25,9 @@ class Platform {
   void seal() { zone_->seal(); }
   bool has_route(int a, int b) const { return routes_.count({a, b}) > 0; }
   sg4::Host* host(int r) const { return hosts_[static_cast<std::size_t>(r)]; }
-  int link_count() const { return static_cast<int>(gpu_links_.size() + nic_links_.size() + uplinks_.size()); }
+  int link_count() const {
+    return static_cast<int>(gpu_links_.size() + nic_links_.size() + uplinks_.size() + switch_uplinks_.size());
+  }
   /// What a transfer from a to b waits before it sends: its route's latency
   /// on PCIe nodes, whose links have none; else 0 (the links carry it).
   double latency_s(int a, int b) const;
@@ -56,7 +58,8 @@ class Platform {
   bool pcie_;  // models::nic_routes_cross_gpu_links
   sg4::NetZone* zone_ = nullptr;
   std::vector<sg4::Host*> hosts_;
-  std::vector<Link> gpu_links_, nic_links_, uplinks_;
+  std::vector<Link> gpu_links_, nic_links_, uplinks_;  // uplinks_: a fat tree's leaves
+  std::vector<Link> switch_uplinks_;                   // a PCIe tree's, node by node
   std::set<Pair> routes_;
 };
 

@@ -331,6 +331,9 @@ std::string fabric_text(const models::Fabric& f) {
 
 std::string cluster_line(const models::ClusterSpec& c, const models::DdpJob& job) {
   std::string out = fmt::format("cluster: {} node(s) x {} GPUs, intra {}", c.nodes, c.gpus_per_node, fabric_text(c.intra));
+  if (c.pcie_switches() > 1) {
+    out += fmt::format(" ({} GPUs per PCIe switch, {:g} GB/s uplinks)", c.gpus_per_switch, c.switch_uplink_GBps);
+  }
   if (c.nodes > 1) out += fmt::format(", {} NIC(s) per node, inter {}", c.nics_per_node, fabric_text(c.inter));
   if (job.collective_model == models::CollectiveModel::kNccl) {
     return out + fmt::format("; {} GPUs, NCCL's tuning model (floor {:g} us, bandwidth x {:g})", models::to_string(*c.gpu),
@@ -543,6 +546,10 @@ std::string to_json(const Scenario& scenario, const SweepResult& result) {
     doc["cluster"] = {{"nodes", c->nodes}, {"gpus_per_node", c->gpus_per_node}, {"intra", fabric(c->intra)},
                       {"nics_per_node", c->nics_per_node}, {"inter", c->nodes > 1 ? fabric(c->inter) : ordered_json(nullptr)},
                       {"algorithm", models::to_string(scenario.job.algorithm)}};
+    if (c->pcie_switches() > 1) {
+      doc["cluster"]["intra"]["gpus_per_switch"] = c->gpus_per_switch;
+      doc["cluster"]["intra"]["uplink_GBps"] = c->switch_uplink_GBps;
+    }
     if (scenario.job.collective_model == models::CollectiveModel::kNccl) {
       doc["cluster"]["gpu"] = models::to_string(*c->gpu);
       doc["cluster"]["collective_model"] = {{"model", "nccl"}, {"nccl_version", "2.30.7"},

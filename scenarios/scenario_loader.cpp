@@ -218,6 +218,28 @@ models::Fabric read_fabric(const Section& f) {
   return out;
 }
 
+// cluster.intra.gpus_per_switch and uplink_GBps: a PCIe node's GPUs
+// behind switches (docs/cost-models.md#a-pcie-tree-inside-a-node).
+void read_pcie_tree(const Section& intra, models::ClusterSpec& out) {
+  if (out.nvlink || out.intra.topology != models::Fabric::Topology::kStar || out.gpus_per_node < 2) {
+    const std::string why = "only a PCIe node (link: pcie, topology: star) of two or more GPUs has PCIe switches";
+    intra.forbid("gpus_per_switch", why);
+    intra.forbid("uplink_GBps", why);
+    return;
+  }
+  const int g = out.gpus_per_node;
+  out.gpus_per_switch = static_cast<int>(intra.integer("gpus_per_switch", 1, g, g));
+  if (g % out.gpus_per_switch != 0) {
+    intra.fail_value("gpus_per_switch", fmt::format("expected a divisor of gpus_per_node ({})", g));
+  }
+  if (out.gpus_per_switch == g) {
+    intra.forbid("uplink_GBps", "one switch for all the node's GPUs: no uplink between them (set gpus_per_switch)");
+    return;
+  }
+  out.switch_uplink_GBps =
+      intra.number("uplink_GBps", 0, true, 1e6, std::nullopt, "GB/s a direction of a switch's uplink");
+}
+
 // The cluster section (models/cluster.hpp): nodes of GPUs, their fabrics.
 models::ClusterSpec read_cluster(const Section& top) {
   const Section c = top.child("cluster");
@@ -231,9 +253,18 @@ models::ClusterSpec read_cluster(const Section& top) {
   if (!c.has("intra")) c.missing("intra", "the intra-node fabric: topology, bandwidth_GBps, latency_us");
   out.intra = read_fabric(c.child("intra"));
   out.nvlink = c.child("intra").choice("link", "nvlink") == "nvlink";
+  read_pcie_tree(c.child("intra"), out);
   if (out.nodes > 1) {
     if (!c.has("inter")) c.missing("inter", "the inter-node network: topology, bandwidth_GBps, latency_us");
     out.nics_per_node = static_cast<int>(c.integer("nics_per_node", 1, out.gpus_per_node, 1));
+    if (out.nics_per_node % out.pcie_switches() != 0) {
+      const std::string expected = fmt::format(
+          "a multiple of the PCIe switches ({}, gpus_per_node / "
+          "cluster.intra.gpus_per_switch): a NIC under each switch",
+          out.pcie_switches());
+      if (!c.has("nics_per_node")) c.missing("nics_per_node", expected + " (the default is 1)");
+      c.fail_value("nics_per_node", "expected " + expected);
+    }
     out.inter = read_fabric(c.child("inter"));
   } else {
     c.forbid("inter", "one node has no inter-node network");
@@ -293,6 +324,10 @@ void read_collective_model(const Section& top, Scenario& out) {
   if (!job.cluster->gpu) top.child("cluster").missing("gpu", "the GPU generation for NCCL's model: volta, ampere, hopper or blackwell");
   if (job.algorithm != models::Algorithm::kRing) coll.fail_value("algorithm", "expected ring (the default) with collective.model nccl: NCCL chooses its algorithm");
   if (out.engine != "analytic") coll.fail_value("model", "expected ring (the default) with engine simgrid: NCCL's model prices collectives analytically");
+  if (job.cluster->pcie_switches() > 1) {
+    coll.fail_value(
+        "model", "expected ring (the default) with cluster.intra.gpus_per_switch: NCCL's model here has no PCIe tree");
+  }
 }
 
 // The collective, watchdog and cluster sections: the backend, the

@@ -261,6 +261,11 @@ const std::vector<Key> kScenario = {
     {"cluster.intra.link", T::kChoice, "", "nvlink, pcie", "`nvlink`",
      "NVLink (bandwidth_GBps a GPU's NVLink total) or PCIe between a node's GPUs: NCCL's model reads it; on PCIe a "
      "star's GPU links also carry the GPU's traffic to its NIC"},
+    {"cluster.intra.gpus_per_switch", T::kInteger, "", "a divisor of gpus_per_node", "gpus_per_node",
+     "PCIe nodes (`link: pcie`, a star) only: GPUs behind one PCIe switch; a route between two switches crosses both "
+     "uplinks, and nics_per_node must put a NIC under each switch"},
+    {"cluster.intra.uplink_GBps", T::kNumber, "GB/s", "> 0", "**required** with gpus_per_switch < gpus_per_node",
+     "a PCIe switch's uplink, each direction (a PCIe x16 link, or what the CPUs between switches sustain)"},
     {"cluster.intra.nodes_per_switch", T::kInteger, "", "refused", "", "only a fat_tree (`inter`) has leaf switches"},
     {"cluster.intra.collnet", T::kBool, "", "refused", "", "only `inter` reduces in its switches"},
     {"cluster.intra.oversubscription", T::kNumber, "", "refused", "",

@@ -78,6 +78,12 @@ void add_companions(YAML::Node& root, const std::string& path) {
     c["inter"]["bandwidth_GBps"] = 10;
     c["inter"]["latency_us"] = 2;
   }
+  if (path == "cluster.intra.uplink_GBps") {  // a PCIe node of two switches
+    YAML::Node intra = root["cluster"]["intra"];
+    intra["link"] = "pcie";
+    intra["gpus_per_switch"] = 1;
+    root["cluster"]["nics_per_node"] = 2;
+  }
 }
 
 // The base scenario with `path` set to `value` (as a plain scalar).

@@ -3,7 +3,20 @@
 
 #include <string>
 
+#include "scenarios/input_error.hpp"
+#include "scenarios/scenario.hpp"
+
 namespace ddpsim::scenarios::testing {
+
+/// The located error `text` (as s.yaml) is refused with; "" if it loads.
+inline std::string error_of(const std::string& text) {
+  try {
+    parse_scenario(text, "s.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
 
 /// Two layers of two tensors each (4x2 + 4, 1x4 + 1 elements), per-layer times, W = 2.
 inline const std::string kLayered = R"(world_size: 2
