@@ -73,7 +73,7 @@ Hop route(const ClusterSpec& cluster, int a, int b, Sharing sharing) {
     double bw = cluster.intra.bandwidth_GBps * sharing.intra;
     // Behind two PCIe switches: both uplinks, one direction each.
     if (cluster.pcie_switches() > 1 && (a % g) / cluster.gpus_per_switch != (b % g) / cluster.gpus_per_switch) {
-      bw = std::min(bw, cluster.switch_uplink_GBps);
+      bw = std::min(bw, cluster.switch_uplink_GBps * sharing.switch_uplink);
     }
     return {cluster.intra.latency, bw};
   }
@@ -232,6 +232,10 @@ sim::Time AnalyticTimer::ring_time(const sim::Collective& c, int w, const std::v
         !nic_routes_cross_gpu_links(cluster_)) {
       sharing.intra = k / (k - 1.0);
     }
+    // Channel j enters a node at GPU j * G / k: each switch boundary, one
+    // way, is crossed by every channel but the one entering at it, k - 1
+    // flows of a k-th each (docs/cost-models.md#a-pcie-tree-inside-a-node).
+    if (cluster_.pcie_switches() > 1) sharing.switch_uplink = k / (k - 1.0);
   }
   sim::Time worst;
   auto cached = slow.empty() ? flat_hops_.find({w, channels}) : flat_hops_.end();

@@ -162,6 +162,7 @@ struct Sharing {
   double nic = 1;
   double uplink = 1;
   double intra = 1;
+  double switch_uplink = 1;  ///< a PCIe switch's uplink: its bandwidth times this (kAuto's channels)
 };
 /// The hop from rank a to rank b on `cluster` (a != b).
 Hop route(const ClusterSpec& cluster, int a, int b, Sharing sharing = {});

@@ -316,6 +316,24 @@ TEST_CASE("a PCIe tree: the ring crosses each switch's uplink once a direction; 
   }, strided);
 }
 
+TEST_CASE("a PCIe tree under auto: each switch boundary carries all channels but one") {
+  // As above, with auto's 2 channels (a NIC each): channel 0 enters a node
+  // at GPU 0 and crosses 3 -> 4, channel 1 enters at GPU 4 and crosses
+  // 7 -> 0, so each uplink direction carries one channel, half the bytes:
+  // the ring runs at min(24, 2 x 10) = 20 GB/s inside a node.
+  auto c = cluster(2, 8, fabric(24, 10), 2, fabric(25, 5));
+  c.nvlink = false;
+  c.gpus_per_switch = 4;
+  c.switch_uplink_GBps = 10;
+  run(c, models::Algorithm::kAuto, {16}, [](models::CollectiveTimer& sg, models::AnalyticTimer& an) {
+    const std::int64_t n = 64 << 20;
+    const Collective ar{CollectiveKind::kAllReduce, n}, ag{CollectiveKind::kAllGather, n};
+    check_close(sg.time(ar, 16, {}), an.time(ar, 16, {}));
+    check_close(sg.time(ag, 16, {}), an.time(ag, 16, {}));
+    check_close(sg.time(ag, 16, {}), models::ring_all_gather_time({Time::from_us(10), 20, kLaunch}, n, 16));
+  });
+}
+
 TEST_CASE("half-duplex NICs: the flat ring's two crossings share one NIC") {
   models::Fabric nic = fabric(25, 5);
   nic.full_duplex = false;
