@@ -220,16 +220,35 @@ TEST_CASE("a slow rank in the last node: its node is unlike the others, and its 
   });
 }
 
+namespace {
+// 2 nodes x 8 GPUs on PCIe (16 GB/s a GPU), 4 NICs of 25 GB/s a node, and
+// hybrid sharding's groups: a replica group a local GPU, a shard group a node.
+struct PcieHybrid {
+  models::ClusterSpec c = [] {
+    auto out = cluster(2, 8, fabric(16, 10), 4, fabric(25, 5));
+    out.nvlink = false;
+    return out;
+  }();
+  std::vector<std::vector<int>> shards = {{0, 1, 2, 3, 4, 5, 6, 7}, {8, 9, 10, 11, 12, 13, 14, 15}};
+  std::vector<std::vector<int>> replicas = [] {
+    std::vector<std::vector<int>> out;
+    for (int i = 0; i < 8; ++i) out.push_back({i, i + 8});
+    return out;
+  }();
+  std::vector<std::vector<int>> all() const {
+    std::vector<std::vector<int>> out = replicas;
+    out.insert(out.end(), shards.begin(), shards.end());
+    return out;
+  }
+};
+}  // namespace
+
 TEST_CASE("PCIe nodes: a GPU's link carries its shard ring and its replica ring") {
-  // 2 nodes x 8 GPUs on PCIe (16 GB/s a GPU), 4 NICs of 25 GB/s a node.
   // A route between nodes leaves through the GPU's PCIe link and enters
   // through the peer's; alone, every collective takes the formulas' time.
-  auto c = cluster(2, 8, fabric(16, 10), 4, fabric(25, 5));
-  c.nvlink = false;
-  std::vector<std::vector<int>> replicas, shards = {{0, 1, 2, 3, 4, 5, 6, 7}, {8, 9, 10, 11, 12, 13, 14, 15}};
-  for (int i = 0; i < 8; ++i) replicas.push_back({i, i + 8});
-  std::vector<std::vector<int>> all = replicas;
-  all.insert(all.end(), shards.begin(), shards.end());
+  const PcieHybrid h;
+  const auto& [c, shards, replicas] = h;
+  const std::vector<std::vector<int>> all = h.all();
   models::AnalyticTimer an(c, kLaunch, models::Algorithm::kRing);
   netsim::run_with_simgrid(c, kLaunch, models::Algorithm::kRing, {8, 16}, {}, [&](models::CollectiveTimer& sg) {
     const std::int64_t n = 64 << 20;
@@ -259,12 +278,9 @@ TEST_CASE("PCIe nodes: a GPU's link carries its shard ring and its replica ring"
 TEST_CASE("PCIe nodes with a slow rank: its links slow the groups in flight that cross them") {
   // As above; rank 9's links (its PCIe link and its node's NIC 0, which it
   // shares with rank 8) at a quarter of their bandwidth: 4 and 6.25 GB/s.
-  auto c = cluster(2, 8, fabric(16, 10), 4, fabric(25, 5));
-  c.nvlink = false;
-  std::vector<std::vector<int>> replicas, shards = {{0, 1, 2, 3, 4, 5, 6, 7}, {8, 9, 10, 11, 12, 13, 14, 15}};
-  for (int i = 0; i < 8; ++i) replicas.push_back({i, i + 8});
-  std::vector<std::vector<int>> all = replicas;
-  all.insert(all.end(), shards.begin(), shards.end());
+  const PcieHybrid h;
+  const auto& [c, shards, replicas] = h;
+  const std::vector<std::vector<int>> all = h.all();
   netsim::run_with_simgrid(c, kLaunch, models::Algorithm::kRing, {8, 16}, {}, [&](models::CollectiveTimer& sg) {
     const std::int64_t n = 64 << 20;
     const Collective ar{CollectiveKind::kAllReduce, n}, rs{CollectiveKind::kReduceScatter, n};
@@ -289,13 +305,20 @@ TEST_CASE("PCIe nodes with a slow rank: its links slow the groups in flight that
   }, all);
 }
 
-TEST_CASE("a PCIe tree: the ring crosses each switch's uplink once a direction; two strided rings share it") {
-  // 2 nodes x 8 GPUs on PCIe (24 GB/s), switches of 4 GPUs joined at 10
-  // GB/s a direction, 2 NICs a node (one under each switch) of 25 GB/s.
+namespace {
+// 2 nodes x 8 GPUs on PCIe (24 GB/s), switches of 4 GPUs joined at 10
+// GB/s a direction, 2 NICs a node (one under each switch) of 25 GB/s.
+models::ClusterSpec pcie_two_switches() {
   auto c = cluster(2, 8, fabric(24, 10), 2, fabric(25, 5));
   c.nvlink = false;
   c.gpus_per_switch = 4;
   c.switch_uplink_GBps = 10;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("a PCIe tree: the ring crosses each switch's uplink once a direction; two strided rings share it") {
+  const models::ClusterSpec c = pcie_two_switches();
   const std::vector<std::vector<int>> strided = {{0, 2, 4, 6}, {1, 3, 5, 7}};
   models::AnalyticTimer an(c, kLaunch, models::Algorithm::kRing);
   netsim::run_with_simgrid(c, kLaunch, models::Algorithm::kRing, {4, 8, 16}, {}, [&](models::CollectiveTimer& sg) {
@@ -321,11 +344,7 @@ TEST_CASE("a PCIe tree under auto: each switch boundary carries all channels but
   // at GPU 0 and crosses 3 -> 4, channel 1 enters at GPU 4 and crosses
   // 7 -> 0, so each uplink direction carries one channel, half the bytes:
   // the ring runs at min(24, 2 x 10) = 20 GB/s inside a node.
-  auto c = cluster(2, 8, fabric(24, 10), 2, fabric(25, 5));
-  c.nvlink = false;
-  c.gpus_per_switch = 4;
-  c.switch_uplink_GBps = 10;
-  run(c, models::Algorithm::kAuto, {16}, [](models::CollectiveTimer& sg, models::AnalyticTimer& an) {
+  run(pcie_two_switches(), models::Algorithm::kAuto, {16}, [](models::CollectiveTimer& sg, models::AnalyticTimer& an) {
     const std::int64_t n = 64 << 20;
     const Collective ar{CollectiveKind::kAllReduce, n}, ag{CollectiveKind::kAllGather, n};
     check_close(sg.time(ar, 16, {}), an.time(ar, 16, {}));

@@ -10,6 +10,7 @@
 
 using namespace ddpsim;
 using scenarios::testing::error_of;
+using scenarios::testing::replace;
 
 namespace {
 
@@ -24,12 +25,6 @@ cluster:
   inter: {topology: star, bandwidth_GBps: 25, latency_us: 5}
 )";
 
-std::string with(std::string text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  return text.replace(at, from.size(), to);
-}
-
 }  // namespace
 
 TEST_CASE("a PCIe tree loads: GPUs per switch and the switches' uplinks") {
@@ -39,29 +34,29 @@ TEST_CASE("a PCIe tree loads: GPUs per switch and the switches' uplinks") {
   CHECK(s.job.cluster->switch_uplink_GBps == 10);
   CHECK(s.job.cluster->pcie_switches() == 2);
   // Without the keys: one switch, as before.
-  const auto flat = scenarios::parse_scenario(with(kTree, ", gpus_per_switch: 4, uplink_GBps: 10", ""), "s.yaml");
+  const auto flat = scenarios::parse_scenario(replace(kTree, ", gpus_per_switch: 4, uplink_GBps: 10", ""), "s.yaml");
   CHECK(flat.job.cluster->pcie_switches() == 1);
 }
 
 TEST_CASE("PCIe trees that cannot describe a node are refused") {
-  CHECK(error_of(with(kTree, "link: pcie, ", ""))
+  CHECK(error_of(replace(kTree, "link: pcie, ", ""))
             .find("key 'cluster.intra.gpus_per_switch': only a PCIe node (link: pcie, topology: star)") !=
         std::string::npos);
-  CHECK(error_of(with(kTree, "gpus_per_switch: 4", "gpus_per_switch: 3"))
+  CHECK(error_of(replace(kTree, "gpus_per_switch: 4", "gpus_per_switch: 3"))
             .find("key 'cluster.intra.gpus_per_switch': value '3': expected a divisor of gpus_per_node (8)") !=
         std::string::npos);
-  CHECK(error_of(with(kTree, "gpus_per_switch: 4", "gpus_per_switch: 9")).find("key 'cluster.intra.gpus_per_switch'") !=
+  CHECK(error_of(replace(kTree, "gpus_per_switch: 4", "gpus_per_switch: 9")).find("key 'cluster.intra.gpus_per_switch'") !=
         std::string::npos);
-  CHECK(error_of(with(kTree, ", uplink_GBps: 10", "")).find("key 'cluster.intra.uplink_GBps': missing") !=
+  CHECK(error_of(replace(kTree, ", uplink_GBps: 10", "")).find("key 'cluster.intra.uplink_GBps': missing") !=
         std::string::npos);
-  CHECK(error_of(with(kTree, "uplink_GBps: 10", "uplink_GBps: 0")).find("key 'cluster.intra.uplink_GBps': value '0'") !=
+  CHECK(error_of(replace(kTree, "uplink_GBps: 10", "uplink_GBps: 0")).find("key 'cluster.intra.uplink_GBps': value '0'") !=
         std::string::npos);
-  CHECK(error_of(with(kTree, "gpus_per_switch: 4", "gpus_per_switch: 8"))
+  CHECK(error_of(replace(kTree, "gpus_per_switch: 4", "gpus_per_switch: 8"))
             .find("key 'cluster.intra.uplink_GBps': one switch for all the node's GPUs") != std::string::npos);
-  CHECK(error_of(with(kTree, "nics_per_node: 2", "nics_per_node: 3"))
+  CHECK(error_of(replace(kTree, "nics_per_node: 2", "nics_per_node: 3"))
             .find("key 'cluster.nics_per_node': value '3': expected a multiple of the PCIe switches (2") !=
         std::string::npos);
-  CHECK(error_of(with(kTree, "  nics_per_node: 2\n", ""))
+  CHECK(error_of(replace(kTree, "  nics_per_node: 2\n", ""))
             .find("key 'cluster.nics_per_node': missing; expected a multiple of the PCIe switches (2") !=
         std::string::npos);
   CHECK(
@@ -70,7 +65,7 @@ TEST_CASE("PCIe trees that cannot describe a node are refused") {
               "key 'collective.model': value 'nccl': expected ring (the default) with cluster.intra.gpus_per_switch") ==
       std::string::npos);  // the GPU generation is asked for first
   CHECK(
-      error_of(with(kTree, "  nodes: 2\n", "  nodes: 2\n  gpu: ampere\n") + "collective: {model: nccl}\n")
+      error_of(replace(kTree, "  nodes: 2\n", "  nodes: 2\n  gpu: ampere\n") + "collective: {model: nccl}\n")
           .find(
               "key 'collective.model': value 'nccl': expected ring (the default) with cluster.intra.gpus_per_switch") !=
       std::string::npos);

@@ -13,6 +13,7 @@
 using namespace ddpsim;
 using scenarios::InputError;
 using scenarios::parse_scenario;
+using scenarios::testing::replace;
 
 namespace {
 
@@ -38,12 +39,6 @@ std::string error_of(const std::string& text) {
     return e.what();
   }
   return "";
-}
-
-std::string replace(std::string text, const std::string& from, const std::string& to) {
-  const auto pos = text.find(from);
-  REQUIRE(pos != std::string::npos);
-  return text.replace(pos, from.size(), to);
 }
 
 }  // namespace

@@ -1,12 +1,20 @@
 #pragma once
 // Scenario texts the scenarios/ unit tests share.
 
+#include <stdexcept>
 #include <string>
 
 #include "scenarios/input_error.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace ddpsim::scenarios::testing {
+
+/// `text` with the first `from` replaced by `to` (which must be there).
+inline std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const auto pos = text.find(from);
+  if (pos == std::string::npos) throw std::logic_error("the scenario text has no '" + from + "'");
+  return text.replace(pos, from.size(), to);
+}
 
 /// The located error `text` (as s.yaml) is refused with; "" if it loads.
 inline std::string error_of(const std::string& text) {
