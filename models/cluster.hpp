@@ -62,7 +62,9 @@ struct ClusterSpec {
   double switch_uplink_GBps = 0;
   int gpus() const { return nodes * gpus_per_node; }
   /// PCIe switches a node (1 without a PCIe tree).
-  int pcie_switches() const { return gpus_per_switch > 0 ? gpus_per_node / gpus_per_switch : 1; }
+  int pcie_switches() const {
+    return gpus_per_switch > 0 && gpus_per_switch < gpus_per_node ? gpus_per_node / gpus_per_switch : 1;
+  }
 };
 
 /// A homogeneous single-node cluster: `gpus` GPUs on a star whose routes

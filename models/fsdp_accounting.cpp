@@ -71,6 +71,7 @@ std::unique_ptr<CollectiveTimer> replica_timer(const DdpJob& job, int replicas, 
   c.nodes = replicas;
   c.gpus_per_node = 1;
   c.nics_per_node = 1;
+  c.gpus_per_switch = 0;  // one GPU a node: no PCIe tree
   return analytic_timer(across, replicas);
 }
 
