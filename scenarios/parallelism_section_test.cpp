@@ -6,14 +6,14 @@
 #include <cstdlib>
 #include <string>
 
-#include "scenarios/input_error.hpp"
 #include "models/fsdp_program.hpp"
 #include "scenarios/memory_plan.hpp"
 #include "scenarios/scenario.hpp"
+#include "scenarios/test_scenarios.hpp"
 
 using namespace ddpsim;
-using scenarios::InputError;
 using scenarios::parse_scenario;
+using scenarios::testing::error_of;
 
 namespace {
 
@@ -27,15 +27,6 @@ model:
   backward_ms: 2
 collective: {latency_us: 5, bandwidth_GBps: 10}
 )";
-
-std::string error_of(const std::string& text) {
-  try {
-    parse_scenario(text, "s.yaml");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 

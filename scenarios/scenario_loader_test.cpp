@@ -13,6 +13,7 @@
 using namespace ddpsim;
 using scenarios::InputError;
 using scenarios::parse_scenario;
+using scenarios::testing::error_of;
 using scenarios::testing::replace;
 
 namespace {
@@ -30,16 +31,6 @@ collective:
   latency_us: 5
   bandwidth_GBps: 10
 )";
-
-// The message of the InputError that parsing `text` throws ("" if none).
-std::string error_of(const std::string& text) {
-  try {
-    parse_scenario(text, "s.yaml");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 

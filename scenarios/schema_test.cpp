@@ -16,12 +16,13 @@
 #include "models/faults.hpp"
 #include "models/presets.hpp"
 #include "netsim/simgrid_options.hpp"
-#include "scenarios/input_error.hpp"
 #include "scenarios/scenario.hpp"
 #include "scenarios/schema.hpp"
+#include "scenarios/test_scenarios.hpp"
 
 using namespace ddpsim;
 namespace schema = scenarios::schema;
+using scenarios::testing::error_of;
 
 namespace {
 
@@ -108,15 +109,6 @@ std::string with_value(const std::string& path, const std::string& value) {
   YAML::Emitter out;
   out << root;
   return std::string(out.c_str()) + "\n";
-}
-
-std::string error_of(const std::string& text) {
-  try {
-    scenarios::parse_scenario(text, "s.yaml");
-  } catch (const scenarios::InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // A declared range as bounds: "1..1,000", ">= 0", "> 0", "(0, 1]"; nullopt if dynamic or worded.
