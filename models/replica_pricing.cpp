@@ -9,7 +9,9 @@
 namespace ddpsim::models {
 
 ReplicaPricing::ReplicaPricing(const DdpJob& job, std::vector<std::vector<int>> groups, CollectiveTimer* simgrid)
-    : job_(job), groups_(std::move(groups)), simgrid_(simgrid), slow_(slow_links(job)) {}
+    : job_(job), groups_(std::move(groups)), simgrid_(simgrid), slow_(slow_links(job)) {
+  for (const std::vector<int>& ranks : groups_) slow_in_group_.push_back(slow_links_in(slow_, ranks));
+}
 
 sim::Time ReplicaPricing::time(const sim::Collective& c, int group, const std::vector<sim::InFlight>& in_flight) {
   const auto at =
@@ -19,7 +21,7 @@ sim::Time ReplicaPricing::time(const sim::Collective& c, int group, const std::v
     const int nodes = static_cast<int>(groups_.front().size());
     std::unique_ptr<CollectiveTimer>& timer = fair_share_[static_cast<int>(in_flight.size())];
     if (!timer) timer = replica_timer(job_, nodes, static_cast<int>(in_flight.size()));
-    return timer->time(c, nodes, slow_links_in(slow_, groups_.at(static_cast<std::size_t>(group))));
+    return timer->time(c, nodes, slow_in_group_.at(static_cast<std::size_t>(group)));
   }
   // The set in flight, the priced group's collective as asked (its check
   // collective, when it has one, is asked for with the others as sent).

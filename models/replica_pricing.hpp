@@ -38,6 +38,7 @@ class ReplicaPricing {
   std::vector<std::vector<int>> groups_;
   CollectiveTimer* simgrid_;
   std::vector<SlowLink> slow_;                                  // the job's slow links (global ranks)
+  std::vector<std::vector<SlowLink>> slow_in_group_;            // each group's, at their places in it
   std::map<int, std::unique_ptr<CollectiveTimer>> fair_share_;  // analytic: by the count in flight
   std::map<std::vector<std::tuple<int, sim::CollectiveKind, std::int64_t>>, std::vector<sim::Time>> together_;
 };
