@@ -80,6 +80,7 @@ RankLog read_log(const Json& j) {
   read_if(j, "git_commit", out.git_commit);
   read_if(j, "device", out.device);
   read_if(j, "transport", out.transport);
+  if (j.contains("network")) out.network = j.at("network").dump();
   if (j.contains("sizes")) {
     const Json& s = j.at("sizes");
     out.sizes.widths = s.at("widths").get<std::string>();
@@ -118,6 +119,7 @@ CollectiveSweep read_sweep(const Json& j) {
   read_if(j, "ddpsim_version", out.ddpsim_version);
   read_if(j, "git_commit", out.git_commit);
   read_if(j, "op", out.op);
+  if (j.contains("network")) out.network = j.at("network").dump();
   for (const Json& row : j.at("sweep")) {
     SweepRow r;
     r.bytes = integer<std::int64_t>(row.at("bytes"), "bytes");
@@ -195,6 +197,7 @@ std::string to_json(const RankLog& log) {
   j["git_commit"] = log.git_commit;
   j["device"] = log.device;
   j["transport"] = log.transport;
+  if (!log.network.empty()) j["network"] = Ordered::parse(log.network);
   j["sizes"] = {{"widths", log.sizes.widths},
                 {"parameters", log.sizes.parameters},
                 {"gradient_bytes", log.sizes.gradient_bytes},
@@ -239,6 +242,7 @@ std::string to_json(const CollectiveSweep& sweep) {
   Ordered j{{"transport", sweep.transport}, {"host", sweep.host},         {"ddpsim_version", sweep.ddpsim_version},
             {"git_commit", sweep.git_commit}, {"world_size", sweep.world_size}};
   if (sweep.op != "all_reduce") j["op"] = sweep.op;  // all-reduce sweeps keep the format they always had
+  if (!sweep.network.empty()) j["network"] = Ordered::parse(sweep.network);
   j["sweep"] = std::move(rows);
   return j.dump(2) + "\n";
 }

@@ -67,6 +67,9 @@ struct RankLog {
   int rank = 0;
   int world_size = 1;
   std::string host, ddpsim_version, git_commit, device, transport;
+  /// The emulated network the run had (`network`: its shaping check, each link's measured rate,
+  /// docs/emulated-network.md) as compact JSON; empty for a run without one.
+  std::string network;
   struct Sizes {
     std::string widths;
     std::int64_t parameters = 0, gradient_bytes = 0, dataset_size = 0;
@@ -105,6 +108,7 @@ struct CollectiveSweep {
   std::string op = "all_reduce";  ///< nccl-tests' name of the collective swept (`op`; absent: all_reduce)
   int world_size = 1;
   std::vector<SweepRow> rows;
+  std::string network;  ///< as RankLog::network
 };
 
 /// PREFIX.rank<r>.json.

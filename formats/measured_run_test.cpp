@@ -1,6 +1,7 @@
 #include "formats/measured_run.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -103,4 +104,21 @@ TEST_CASE("what is not a measured run is refused, naming the file and what is wr
                   formats::FormatError);
   CHECK_THROWS_AS(formats::read_rank_log(std::string(DDPSIM_MEASURED_DIR) + "/sweep_w1_only.json"), formats::FormatError);
   CHECK_THROWS_AS(formats::read_rank_log("/nonexistent/run.rank0.json"), formats::FormatError);
+}
+
+TEST_CASE("a run on an emulated network keeps the network's check: each link's measured rate") {
+  // ddpsim_torch measure --network 400mbit --slow-rank 1:0.5 (docs/emulated-network.md).
+  const std::string path = std::string(DDPSIM_MEASURED_DIR) + "/torch_mlp_network_w2.rank0.json";
+  const formats::RankLog log = formats::read_rank_log(path);
+  REQUIRE(!log.network.empty());
+  const nlohmann::json network = nlohmann::json::parse(log.network);
+  CHECK(network.at("rate_bps").get<double>() == 4e8);
+  REQUIRE(network.at("links").size() == 2);
+  CHECK(network.at("links")[1].at("cap_bps").get<double>() == 2e8);
+  CHECK(network.at("links")[1].at("measured_bps").get<double>() > 0);
+  // Written out and read back, the check stays whole; a run without one writes none.
+  const formats::RankLog again = formats::read_rank_log(write_temp("network.rank0.json", formats::to_json(log)));
+  CHECK(nlohmann::json::parse(again.network) == network);
+  CHECK(formats::to_json(formats::read_rank_log(std::string(DDPSIM_MEASURED_DIR) + "/torch_mlp_w2.rank0.json"))
+            .find("\"network\"") == std::string::npos);
 }

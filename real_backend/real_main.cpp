@@ -234,7 +234,7 @@ int allreduce_sweep_cmd(ddpsim::real::Transport& transport, const std::string& d
     fmt::print("{:>12}  {:>12}  {:>12}  {:>12}   ({}, W = {}, {}, nccl-tests' definitions)\n", "bytes", "time_us",
                "algbw_GBps", "busbw_GBps", op, transport.world_size(), transport.name());
     ddpsim::formats::CollectiveSweep out{"", transport.name(), host_name(), std::string(ddpsim::sim::ddpsim_version()),
-                                         std::string(ddpsim::sim::git_commit()), op, transport.world_size(), {}};
+                                         std::string(ddpsim::sim::git_commit()), op, transport.world_size(), {}, {}};
     for (const auto& r : rows) {
       fmt::print("{:>12}  {:>12.2f}  {:>12.4f}  {:>12.4f}\n", r.bytes, r.time_us, r.algbw_GBps, r.busbw_GBps);
       out.rows.push_back({r.bytes, r.time_us, r.algbw_GBps, r.busbw_GBps});

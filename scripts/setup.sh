@@ -10,7 +10,7 @@ packages=(
   openmpi-bin libopenmpi-dev libsimgrid-dev
   clang libclang-rt-14-dev
   python3-torch python3-torchvision
-  time
+  time iproute2
 )
 
 missing=()

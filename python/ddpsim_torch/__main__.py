@@ -2,7 +2,7 @@
 import argparse
 import sys
 
-from . import fit, recipe
+from . import fit, network, recipe
 
 
 def _world_sizes(text):
@@ -29,6 +29,24 @@ def _at_least(lo):
 
 
 _positive, _non_negative = _at_least(1), _at_least(0)
+
+
+def _argparse_type(parse):
+    """An argparse type from a parser that raises ValueError with its message."""
+    def wrapped(text):
+        try:
+            return parse(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e))
+    return wrapped
+
+
+def _network_options(p):
+    p.add_argument("--network", type=_argparse_type(network.parse_rate), metavar="RATE",
+                   help="run the ranks on an emulated network: each a host whose link sends at RATE (1gbit, "
+                        "400mbit, ...), in a private network namespace (root; docs/emulated-network.md)")
+    p.add_argument("--slow-rank", type=_argparse_type(network.parse_slow_rank), action="append", metavar="R:FRACTION",
+                   help="with --network: rank R's link at FRACTION of RATE (a slow NIC); repeatable")
 
 
 def main(argv=None):
@@ -66,7 +84,28 @@ def main(argv=None):
     m.add_argument("--steps", type=_positive, default=12, help="iterations to log (default 12)")
     m.add_argument("--threads", type=_positive, default=1, help="torch threads per rank on cpu (default 1)")
     m.add_argument("--out", required=True, help="the logs' prefix: PREFIX.rank<r>.json")
-    args = parser.parse_args(argv)
+    _network_options(s)
+    _network_options(m)
+    n = verbs.add_parser("network", help="run a command (torchrun, mpirun, ...) on an emulated network: each rank a "
+                                         "host behind a RATE link (docs/emulated-network.md)")
+    n.add_argument("rate", type=_argparse_type(network.parse_rate), help="each rank's link: 1gbit, 400mbit, ...")
+    n.add_argument("--ranks", type=_positive, required=True, help="ranks (addresses 127.0.0.2 ...)")
+    n.add_argument("--slow-rank", type=_argparse_type(network.parse_slow_rank), action="append", metavar="R:FRACTION",
+                   help="rank R's link at FRACTION of RATE (a slow NIC); repeatable")
+    n.add_argument("--check-out", help="write the shaping check (each link's measured rate) here as JSON")
+    n.epilog = "The command follows a --: network 1gbit --ranks 2 -- torchrun --nproc_per_node 2 train.py"
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = parser.parse_args(argv[:len(argv) - len(command) - (1 if "--" in argv else 0)])
+    if args.verb == "network":
+        args.command = command
+        try:
+            return network.run(args)
+        except network.NetworkError as e:
+            print(f"ddpsim_torch: error: {e}", file=sys.stderr)
+            return 2
+    if getattr(args, "slow_rank", None) and not args.network:
+        parser.error("--slow-rank needs --network")
     try:
         import torch  # noqa: F401
     except ImportError as e:
@@ -80,7 +119,7 @@ def main(argv=None):
             return sweep.run(args)
         if args.verb == "measure":
             return measure.run(args)
-    except (recipe.RecipeError, fit.FitError) as e:
+    except (recipe.RecipeError, fit.FitError, network.NetworkError) as e:
         print(f"ddpsim_torch: error: {e}", file=sys.stderr)
         return 2
     return 2

@@ -9,6 +9,9 @@ import torch.multiprocessing as mp
 
 
 def _entry(rank, world, backend, store, target, args):
+    addresses = os.environ.get("DDPSIM_RANK_ADDRS")  # on an emulated network (network.py): this rank's address,
+    if addresses:                                     # which the preloaded shim binds its sockets to
+        os.environ["DDPSIM_RANK_ADDR"] = addresses.split(",")[rank]
     if backend == "nccl":
         torch.cuda.set_device(rank)
     dist.init_process_group(backend, init_method=f"file://{store}", rank=rank, world_size=world)

@@ -28,7 +28,7 @@ import time
 
 import torch
 
-from . import launch
+from . import launch, network
 from . import recipe as recipes
 
 
@@ -129,14 +129,18 @@ def _rank_main(rank, world, recipe_path, steps, threads, out, backend):
         "epochs": [],
         "steps": [_step(it, batch, marks[it], stats[it]) for it in range(steps)],
     }
+    record = network.current_record()
+    if record:
+        log["network"] = record
     with open(f"{out}.rank{rank}.json", "w", encoding="utf-8") as f:
         f.write(json.dumps(log, indent=2) + "\n")
 
 
 def run(args):
     recipes.load(args.recipe)  # a bad recipe is refused here, not in W processes
+    where = network.enter_for(args, args.world_size)
     launch.run_ranks(_rank_main, args.world_size, args.backend, args.recipe, args.steps, args.threads, args.out,
                      args.backend)
     print(f"measure: {args.recipe} under DistributedDataParallel, {args.world_size} ranks, {args.backend}, "
-          f"{args.steps} steps; wrote {args.out}.rank<r>.json")
+          f"{args.steps} steps{where}; wrote {args.out}.rank<r>.json")
     return 0

@@ -19,7 +19,7 @@ import time
 import torch
 import torch.distributed as dist
 
-from . import launch
+from . import launch, network
 
 
 def _rank_main(rank, world, min_bytes, max_bytes, iters, out, backend, stat):
@@ -44,12 +44,16 @@ def _rank_main(rank, world, min_bytes, max_bytes, iters, out, backend, stat):
     if rank == 0:
         doc = {"transport": f"torch {backend}", "host": socket.gethostname(), "ddpsim_version": "ddpsim_torch",
                "git_commit": "", "world_size": world, "statistic": stat, "sweep": rows}
+        record = network.current_record()
+        if record:
+            doc["network"] = record
         with open(out, "w", encoding="utf-8") as f:
             f.write(json.dumps(doc, indent=2) + "\n")
 
 
 def run(args):
+    where = network.enter_for(args, args.world_size)
     launch.run_ranks(_rank_main, args.world_size, args.backend, args.min_bytes, args.max_bytes, args.iters, args.out,
                      args.backend, args.stat)
-    print(f"sweep: {args.world_size} ranks, {args.backend}, {args.min_bytes} to {args.max_bytes} bytes, {args.stat} of {args.iters} calls; wrote {args.out}")
+    print(f"sweep: {args.world_size} ranks, {args.backend}, {args.min_bytes} to {args.max_bytes} bytes, {args.stat} of {args.iters} calls{where}; wrote {args.out}")
     return 0
