@@ -31,6 +31,16 @@ def _at_least(lo):
 _positive, _non_negative = _at_least(1), _at_least(0)
 
 
+def _positive_number(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}': expected a number")
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"'{text}': expected a number > 0")
+    return v
+
+
 def _argparse_type(parse):
     """An argparse type from a parser that raises ValueError with its message."""
     def wrapped(text):
@@ -65,6 +75,8 @@ def main(argv=None):
     p.add_argument("--ranks-per-host", type=_positive, default=1,
                    help="cpu: profile with N - 1 other processes training the recipe beside it, as the other "
                         "ranks of a host would (default 1: alone)")
+    p.add_argument("--bucket-cap-mb", type=_positive_number, default=25.0,
+                   help="DistributedDataParallel's bucket_cap_mb for the one-rank DDP run and the scenario (default 25)")
     p.add_argument("--bare", action="store_true",
                    help="skip the one-rank DistributedDataParallel run that measures DDP's own work")
     s = verbs.add_parser("sweep", help="time all-reduces on W processes; write the sweep ddpsim calibrate reads")
@@ -84,6 +96,8 @@ def main(argv=None):
     m.add_argument("--steps", type=_positive, default=12, help="iterations to log (default 12)")
     m.add_argument("--threads", type=_positive, default=1, help="torch threads per rank on cpu (default 1)")
     m.add_argument("--out", required=True, help="the logs' prefix: PREFIX.rank<r>.json")
+    m.add_argument("--bucket-cap-mb", type=_positive_number, default=25.0,
+                   help="DistributedDataParallel's bucket_cap_mb (default 25)")
     _network_options(s)
     _network_options(m)
     n = verbs.add_parser("network", help="run a command (torchrun, mpirun, ...) on an emulated network: each rank a "

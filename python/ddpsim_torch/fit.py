@@ -5,6 +5,13 @@ squares on relative error. A parameter that comes out negative is fixed at 0
 and the rest refitted; with one world size above 1 the launch overhead
 cannot be told from the latency and is fixed at 0. tests/torch_ddp.py checks
 that this fit and ddpsim calibrate's agree on the same sweep.
+
+Given the job's bucket sizes (profile: the buckets one-rank DDP rebuilt),
+only the sweep's sizes from half the smallest bucket to twice the largest
+are fitted (the three nearest that range where fewer fall in it): the
+time of a gloo call over TCP is not a line in its size from 64 KiB to
+32 MiB, and a line fitted to all of it misprices the sizes the job sends
+(docs/emulated-network.md, "Why the first predictions were too fast").
 """
 import json
 
@@ -29,15 +36,36 @@ def _solve(a, b):
     return [m[i][n] / m[i][i] for i in range(n)]
 
 
-def fit_sweep(path):
-    """{'launch_overhead_us', 'latency_us', 'bandwidth_GBps', 'points', 'notes', 'world_sizes'} of a sweep file."""
+def in_bucket_range(points, buckets):
+    """The points (w, bytes, us) from half the smallest bucket to twice the largest, and a note; where fewer
+    than three fall there, the three sizes nearest that range (by ratio)."""
+    if not buckets:
+        return points, None
+    lo, hi = min(buckets) / 2, max(buckets) * 2
+    kept = [p for p in points if lo <= p[1] <= hi]
+    how = "from half the smallest of DDP's {} buckets ({} bytes) to twice the largest ({})".format(
+        len(buckets), min(buckets), max(buckets))
+    if len(kept) < 3:
+        def distance(p):
+            return lo / p[1] if p[1] < lo else p[1] / hi if p[1] > hi else 1.0
+        kept = sorted(sorted(points, key=distance)[:3], key=lambda p: p[1])
+        how = "nearest the range " + how
+    if len(kept) < 3:
+        return points, None
+    return kept, f"fitted to the {len(kept)} sizes from {kept[0][1]} to {kept[-1][1]} bytes, {how}"
+
+
+def fit_sweep(path, buckets=None):
+    """{'launch_overhead_us', 'latency_us', 'bandwidth_GBps', 'points', 'notes', 'world_sizes'} of a sweep file,
+    fitted to the sizes of `buckets` (bytes) where given (in_bucket_range)."""
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
     world = int(doc["world_size"])
     points = [(world, int(r["bytes"]), float(r["time_us"])) for r in doc["sweep"]]
     if world < 2:
         raise FitError(f"{path}: a sweep at W = {world}; latency and bandwidth need W >= 2")
-    notes = [f"one world size (W = {world}): launch overhead fixed at 0"]
+    points, range_note = in_bucket_range(points, buckets)
+    notes = [f"one world size (W = {world}): launch overhead fixed at 0"] + ([range_note] if range_note else [])
     free = [False, True, True]  # launch, latency, per-byte
     x = [0.0, 0.0, 0.0]
     for _ in range(3):

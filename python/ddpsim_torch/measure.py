@@ -102,13 +102,13 @@ def _step(it, batch, mark, s):
     }
 
 
-def _rank_main(rank, world, recipe_path, steps, threads, out, backend):
+def _rank_main(rank, world, recipe_path, steps, threads, out, backend, bucket_cap_mb=25.0):
     device = "cuda" if backend == "nccl" else "cpu"
     if device == "cpu":
         torch.set_num_threads(threads)
     built = recipes.to_device(recipes.load(recipe_path), device)
     ddp = torch.nn.parallel.DistributedDataParallel(built["model"], device_ids=[torch.cuda.current_device()]
-                                                    if device == "cuda" else None)
+                                                    if device == "cuda" else None, bucket_cap_mb=bucket_cap_mb)
     ddp._set_ddp_runtime_logging_sample_rate(1)
     marks, stats, data = _train(ddp, built, steps, device)
     batch = recipes.batch_size(built["batch"][0])
@@ -140,7 +140,7 @@ def run(args):
     recipes.load(args.recipe)  # a bad recipe is refused here, not in W processes
     where = network.enter_for(args, args.world_size)
     launch.run_ranks(_rank_main, args.world_size, args.backend, args.recipe, args.steps, args.threads, args.out,
-                     args.backend)
+                     args.backend, args.bucket_cap_mb)
     print(f"measure: {args.recipe} under DistributedDataParallel, {args.world_size} ranks, {args.backend}, "
           f"{args.steps} steps{where}; wrote {args.out}.rank<r>.json")
     return 0

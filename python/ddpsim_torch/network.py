@@ -34,6 +34,7 @@ import time
 
 CLONE_NEWNET = 0x40000000
 TOLERANCE = 0.03  # the check's bound on |measured / cap - 1|
+BURST_S = 0.002  # each link's token bucket: 2 ms at its rate (at least 256 KB)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _UNITS = {"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
 
@@ -110,9 +111,12 @@ def configure(shaping):
     for r, addr in enumerate(shaping.addresses()):
         _run(["ip", "addr", "add", f"{addr}/8", "dev", "lo"])  # listed by getifaddrs: MPI's TCP interface
         cls = f"1:{10 + r:x}"
-        # burst: 256 KB, four of loopback's 64 KiB segments (2 ms at 1 Gbit/s); quantum: one segment.
+        # burst: 2 ms at the link's rate, and at least 256 KB, four of loopback's 64 KiB segments (htb
+        # releases no less than a segment at a time and its timer is coarser than a segment at 1 Gbit/s);
+        # quantum: one segment.
+        burst = f"{max(256 << 10, int(shaping.cap(r) / 8 * BURST_S))}b"
         _run(["tc", "class", "add", "dev", "lo", "parent", "1:", "classid", cls, "htb", "rate", _kbit(shaping.cap(r)),
-              "ceil", _kbit(shaping.cap(r)), "burst", "256kb", "cburst", "256kb", "quantum", "65536"])
+              "ceil", _kbit(shaping.cap(r)), "burst", burst, "cburst", burst, "quantum", "65536"])
         _run(["tc", "filter", "add", "dev", "lo", "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "ip",
               "src", f"{addr}/32", "flowid", cls])
 
@@ -128,12 +132,12 @@ def _transfer(src, seconds_at_cap, cap_bps):
 
     def receive():
         conn, _ = server.accept()
-        got, start = 0, None
+        got, start, buf = 0, None, bytearray(1 << 20)
         while got < nbytes:
-            chunk = conn.recv(1 << 20)
-            if not chunk:
+            n = conn.recv_into(buf)
+            if not n:
                 break
-            got += len(chunk)
+            got += n
             if start is None and got >= nbytes // 5:
                 start = (time.monotonic(), got)
         if start:

@@ -28,9 +28,9 @@ def _median_ms(values):
     return statistics.median(values) / 1e6
 
 
-def ddp_times(recipe_path, steps, warmup, device="cpu"):
+def ddp_times(recipe_path, steps, warmup, device="cpu", bucket_cap_mb=25.0):
     """Median forward and backward (ms) of the recipe under DDP on one rank (cpu: gloo; cuda: nccl,
-    timed with CUDA events)."""
+    timed with CUDA events), and the bytes of the buckets DDP rebuilt."""
     torch.manual_seed(0)
     built = recipes.to_device(recipes.load(recipe_path), device)
     clock = ddp_clock.for_device(device)
@@ -43,7 +43,7 @@ def ddp_times(recipe_path, steps, warmup, device="cpu"):
                                     init_method=f"file://{os.path.join(tmp, 'store')}", rank=0, world_size=1)
         try:
             ids = [torch.cuda.current_device()] if device == "cuda" else None
-            ddp = torch.nn.parallel.DistributedDataParallel(built["model"], device_ids=ids)
+            ddp = torch.nn.parallel.DistributedDataParallel(built["model"], device_ids=ids, bucket_cap_mb=bucket_cap_mb)
             fwd, bwd = [], []
             # At least two warm-up steps: DDP rebuilds its buckets after the first.
             for step in range(max(2, warmup) + steps):
@@ -53,11 +53,14 @@ def ddp_times(recipe_path, steps, warmup, device="cpu"):
                     t0, t1, t2 = (clock.resolve(t) for t in (t0, t1, t2))
                     fwd.append(t1 - t0)
                     bwd.append(t2 - t1)
+            data = ddp._get_ddp_logging_data()
+            buckets = data.get("rebuilt_bucket_sizes") if data.get("has_rebuilt_buckets") else data.get("bucket_sizes")
+            buckets = [int(b) for b in str(buckets or "").split(",") if b.strip()]
             del ddp
         finally:
             if own:
                 dist.destroy_process_group()
-    return _median_ms(fwd), _median_ms(bwd)
+    return _median_ms(fwd), _median_ms(bwd), buckets
 
 
 def bucket_copy(gradient_bytes, bare_backward_ms, ddp_backward_ms):

@@ -210,7 +210,7 @@ def _host_line(host):
             f"{host['ranks']} ranks share."]
 
 
-def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead=None, host=None):
+def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead=None, host=None, bucket_cap_mb=25.0):
     """The scenario's text: every number with a comment saying where it came from."""
     order = m["orders"][0] if m["orders"] else []
     stable = all(o == order for o in m["orders"])
@@ -245,6 +245,8 @@ def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead
     lines.append(f"  optimizer_ms: {m['optimizer_ms']:.6g}   # optimizer.step() + zero_grad(), median")
     lines += _collective_lines(collective)
     ddp = _overhead_lines(m, overhead)
+    if bucket_cap_mb != 25.0:
+        ddp.append(f"  bucket_cap_mb: {bucket_cap_mb:.6g}   # --bucket-cap-mb, as DistributedDataParallel(bucket_cap_mb=...)")
     if never:
         ddp += ["  unused_parameters:         # no gradient in any measured step"]
         ddp += [f"    - {json.dumps(names[i])}" for i in never]
@@ -279,9 +281,10 @@ def run(args):
     host = {"ranks": args.ranks_per_host, "steps": others.steps} if args.ranks_per_host > 1 else None
     collective = None
     if args.collective:
-        collective = fit.fit_sweep(args.collective)
+        collective = fit.fit_sweep(args.collective, overhead["buckets"] if overhead else None)
         collective["path"] = args.collective
-    text = scenario_yaml(args.recipe, m, args.world_size, args.steps, args.warmup, collective, overhead, host)
+    text = scenario_yaml(args.recipe, m, args.world_size, args.steps, args.warmup, collective, overhead, host,
+                         args.bucket_cap_mb)
     with open(args.out, "w", encoding="utf-8") as f:
         f.write(text)
     print(f"profile: {len(m['params'])} parameters in {len(m['owners'])} modules; forward {m['total_forward_ms']:.3f} ms, "
@@ -302,8 +305,10 @@ def _measure_all(args):
     overhead = None
     if not args.bare:
         gradient_bytes = sum(p.numel() * p.element_size() for _, p in m["params"] if p.requires_grad)
-        fwd, bwd = ddp_overhead.ddp_times(args.recipe, args.steps, args.warmup, args.device)
+        fwd, bwd, buckets = ddp_overhead.ddp_times(args.recipe, args.steps, args.warmup, args.device,
+                                                   args.bucket_cap_mb)
         rate, added = ddp_overhead.bucket_copy(gradient_bytes, m["total_backward_ms"], bwd)
         overhead = {"rate": rate, "added_ms": added, "ddp_forward_ms": fwd, "ddp_backward_ms": bwd,
-                    "gradient_bytes": gradient_bytes, "backend": "nccl" if args.device == "cuda" else "gloo"}
+                    "gradient_bytes": gradient_bytes, "backend": "nccl" if args.device == "cuda" else "gloo",
+                    "buckets": buckets}
     return m, overhead
