@@ -7,11 +7,14 @@ cannot be told from the latency and is fixed at 0. tests/torch_ddp.py checks
 that this fit and ddpsim calibrate's agree on the same sweep.
 
 Given the job's bucket sizes (profile: the buckets one-rank DDP rebuilt),
-only the sweep's sizes from half the smallest bucket to twice the largest
-are fitted (the three nearest that range where fewer fall in it): the
-time of a gloo call over TCP is not a line in its size from 64 KiB to
-32 MiB, and a line fitted to all of it misprices the sizes the job sends
-(docs/emulated-network.md, "Why the first predictions were too fast").
+the line is fitted to the sweep's time at each bucket (interpolated
+between the sweep's neighbouring sizes; a bucket one point): the time of a
+gloo call over TCP is not a line in its size from 64 KiB to 32 MiB, and a
+line fitted to all of it misprices the sizes the job sends (on a 1 Gbit/s
+link, ResNet-18's buckets at 331 ms where the sweep's own points give 362:
+docs/validation.md, "On an emulated network"). Buckets of one size (a line
+through one point is not determined) take the sweep's sizes from half the
+bucket to twice it, or the three nearest.
 """
 import json
 
@@ -55,6 +58,25 @@ def in_bucket_range(points, buckets):
     return kept, f"fitted to the {len(kept)} sizes from {kept[0][1]} to {kept[-1][1]} bytes, {how}"
 
 
+def at_buckets(points, buckets):
+    """One point (w, bytes, us) per bucket, its time interpolated between the sweep's neighbouring sizes
+    (the end segments extended), and a note; (None, None) where the buckets have fewer than two sizes (a
+    line through one size is not determined)."""
+    if not buckets or len(set(buckets)) < 2 or len(points) < 2:
+        return None, None
+    pts = sorted(points, key=lambda p: p[1])
+    w = pts[0][0]
+
+    def time_at(b):
+        i = next((k for k in range(1, len(pts) - 1) if b <= pts[k][1]), len(pts) - 1)
+        (_, b0, t0), (_, b1, t1) = pts[i - 1], pts[i]
+        return t0 + (t1 - t0) * (b - b0) / (b1 - b0)
+
+    return ([(w, b, time_at(b)) for b in sorted(buckets)],
+            f"fitted to the sweep's times at DDP's {len(buckets)} buckets ({min(buckets)} to {max(buckets)} bytes), "
+            "interpolated between its sizes")
+
+
 def fit_sweep(path, buckets=None):
     """{'launch_overhead_us', 'latency_us', 'bandwidth_GBps', 'points', 'notes', 'world_sizes'} of a sweep file,
     fitted to the sizes of `buckets` (bytes) where given (in_bucket_range)."""
@@ -64,7 +86,11 @@ def fit_sweep(path, buckets=None):
     points = [(world, int(r["bytes"]), float(r["time_us"])) for r in doc["sweep"]]
     if world < 2:
         raise FitError(f"{path}: a sweep at W = {world}; latency and bandwidth need W >= 2")
-    points, range_note = in_bucket_range(points, buckets)
+    bucket_points, range_note = at_buckets(points, buckets)
+    if bucket_points:
+        points = bucket_points
+    else:
+        points, range_note = in_bucket_range(points, buckets)
     notes = [f"one world size (W = {world}): launch overhead fixed at 0"] + ([range_note] if range_note else [])
     free = [False, True, True]  # launch, latency, per-byte
     x = [0.0, 0.0, 0.0]
