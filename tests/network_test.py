@@ -5,7 +5,9 @@
 - inside one: each rank's link is checked and recorded; the shim makes a rank's unbound connect
   leave from its own address (RANK picks it from DDPSIM_RANK_ADDRS, as under torchrun) and its
   bind to 127.0.0.1 take its address; a process with no rank is left alone;
-- the slow rank's link is capped at its fraction.
+- the slow rank's link is capped at its fraction;
+- a user's DDP script (python/examples/torchrun_ddp.py) runs under `network` unchanged, its gloo
+  traffic between the ranks' own addresses.
 Exits 77 (ctest: skipped) where a namespace cannot be made.
 
 Usage: network_test.py WORK_DIR
@@ -81,6 +83,14 @@ def main():
     got, done = probe({"RANK": ""}, work)
     expect("a process with no rank is left alone", got == {"connect_from": "127.0.0.1", "listen_on": "127.0.0.1"},
            f"{got} {done}")
+    # Any command: a user's DDP script, each rank started as torchrun starts it (RANK, WORLD_SIZE, MASTER_*;
+    # Debian's torchrun itself fails on Python 3.11 before it starts a rank).
+    example = os.path.join(ROOT, "python", "examples", "torchrun_ddp.py")
+    ranks = (f"for r in 0 1; do RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29517 "
+             f"{sys.executable} {example} & done; wait")
+    done = tool("network", "1gbit", "--ranks", "2", "--", "sh", "-c", ranks)
+    expect("a user's DDP script: gloo between the ranks' own addresses",
+           "gloo between 127.0.0.2, 127.0.0.3" in done.stdout, done.stdout + done.stderr[-2000:])
     print(f"{len(failures)} failed" if failures else "all passed")
     return 1 if failures else 0
 

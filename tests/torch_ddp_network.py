@@ -3,7 +3,7 @@ on an emulated cluster network (docs/emulated-network.md), where the
 network, not this machine's two shared cores, sets the step.
 
 Per recipe and rate: an all-reduce sweep at W = 2 under the shaping (one per
-rate; 64 KiB to twice the recipe's gradient bytes); then per bucket cap (1
+rate; 64 KiB to twice the recipe's gradient bytes, at least 4 MiB); then per bucket cap (1
 and 25 MB), --alternations times: profile at W = 1 (its collective section
 fitted to the sweep, over the sizes of the buckets DDP made), measure W = 2
 under the shaping, predict with `ddpsim validate`. Profile and measurement
@@ -94,9 +94,11 @@ def measure(a, name, rate, cap, prefix, slow=None):
 
 
 def sweep_at(a, rate, max_bytes, out):
-    top = 1 << max(16, (int(max_bytes) - 1).bit_length())
+    """64 KiB to twice the gradient (at least 4 MiB: a trend above the small sizes' noise), 5 calls a size
+    (10 at W > 2, where four processes share the two cores)."""
+    top = 1 << max(22, (int(max_bytes) - 1).bit_length())
     torch_ddp.tool(["sweep", "--world-size", str(a.world_size), "--network", rate, "--min-bytes", str(64 << 10),
-                    "--max-bytes", str(top), "--iters", "5", "--out", out])
+                    "--max-bytes", str(top), "--iters", "5" if a.world_size <= 2 else "10", "--out", out])
     return out
 
 

@@ -77,21 +77,8 @@ def at_buckets(points, buckets):
             "interpolated between its sizes")
 
 
-def fit_sweep(path, buckets=None):
-    """{'launch_overhead_us', 'latency_us', 'bandwidth_GBps', 'points', 'notes', 'world_sizes'} of a sweep file,
-    fitted to the sizes of `buckets` (bytes) where given (in_bucket_range)."""
-    with open(path, encoding="utf-8") as f:
-        doc = json.load(f)
-    world = int(doc["world_size"])
-    points = [(world, int(r["bytes"]), float(r["time_us"])) for r in doc["sweep"]]
-    if world < 2:
-        raise FitError(f"{path}: a sweep at W = {world}; latency and bandwidth need W >= 2")
-    bucket_points, range_note = at_buckets(points, buckets)
-    if bucket_points:
-        points = bucket_points
-    else:
-        points, range_note = in_bucket_range(points, buckets)
-    notes = [f"one world size (W = {world}): launch overhead fixed at 0"] + ([range_note] if range_note else [])
+def _fit_points(points, notes):
+    """[launch, latency, per-byte] by relative least squares; a negative launch or latency fixed at 0."""
     free = [False, True, True]  # launch, latency, per-byte
     x = [0.0, 0.0, 0.0]
     for _ in range(3):
@@ -111,7 +98,33 @@ def fit_sweep(path, buckets=None):
             notes.append(f"the {'launch overhead' if c == 0 else 'latency'} came out negative: fixed at 0")
         if not negative:
             break
+    return x
+
+
+def fit_sweep(path, buckets=None):
+    """{'launch_overhead_us', 'latency_us', 'bandwidth_GBps', 'points', 'notes', 'world_sizes'} of a sweep file,
+    fitted at `buckets` (bytes) where given (at_buckets, else in_bucket_range); where those points give no
+    positive time per byte (a noisy sweep), at all the sweep's sizes, and a note says so."""
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    world = int(doc["world_size"])
+    points = [(world, int(r["bytes"]), float(r["time_us"])) for r in doc["sweep"]]
+    if world < 2:
+        raise FitError(f"{path}: a sweep at W = {world}; latency and bandwidth need W >= 2")
+    chosen, range_note = at_buckets(points, buckets)
+    if not chosen:
+        chosen, range_note = in_bucket_range(points, buckets)
+    notes = [f"one world size (W = {world}): launch overhead fixed at 0"]
+    tried = [range_note] if range_note else []
+    x = _fit_points(chosen, tried)
+    if not x[2] > 0 and chosen is not points:
+        notes.append(f"{range_note or 'the sizes around the buckets'}: no positive time per byte there (a noisy "
+                     f"sweep), so all {len(points)} sizes fitted")
+        chosen = points
+        x = _fit_points(chosen, notes)
+    else:
+        notes += tried
     if not x[2] > 0:
         raise FitError(f"{path}: the fitted time per byte is not positive: the sweep does not grow with size")
-    return {"launch_overhead_us": x[0], "latency_us": x[1], "bandwidth_GBps": 1e-3 / x[2], "points": len(points),
+    return {"launch_overhead_us": x[0], "latency_us": x[1], "bandwidth_GBps": 1e-3 / x[2], "points": len(chosen),
             "notes": notes, "transport": doc.get("transport", ""), "world_size": world}
