@@ -168,8 +168,12 @@ def evaluate(a, names, runs):
 
 def check(a, rows):
     """What is past the bounds, or None."""
-    worst = max(abs(r[5]) for r in rows)
-    med = median([abs(r[5]) for r in rows])
+    return past_bounds(a, [abs(r[5]) for r in rows])
+
+
+def past_bounds(a, magnitudes):
+    """What of the rows' |errors| is past --max-error-pct or, their median, --max-median-error-pct; or None."""
+    worst, med = max(magnitudes), median(magnitudes)
     if worst > a.max_error_pct:
         return f"an error of {worst:.1f} % is past {a.max_error_pct} %"
     if med > a.max_median_error_pct:

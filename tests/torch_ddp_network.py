@@ -217,24 +217,17 @@ def report(a, rows, slow):
     med, base_med = statistics.median(errs), statistics.median(bases)
     print(f"median |error|: simulator {med:.1f} %, closed form {base_med:.1f} % (target: at most 5 % and below the "
           f"closed form: {'met' if med <= 5 and med < base_med else 'not met'})")
-    ratio_misses = []
     for key in sorted({(r["recipe"], r["rate"]) for r in rows}):
         pair = {r["cap"]: r for r in rows if (r["recipe"], r["rate"]) == key}
         if 1.0 in pair and 25.0 in pair:
             m = pair[1.0]["measured"] / pair[25.0]["measured"]
             p = pair[1.0]["predicted"] / pair[25.0]["predicted"]
-            ratio_misses.append(abs(p - m) * 100)
             print(f"{key[0]} at {key[1]}: 1 MB / 25 MB step ratio measured {m:.3f}, predicted {p:.3f} "
                   f"({(p - m) * 100:+.1f} points; target within 2: {'met' if abs(p - m) * 100 <= 2 else 'not met'})")
     if slow:
         print(f"cnn at 1gbit, rank 1 at a quarter: measured {slow[0]:.2f} ms, predicted {slow[1]:.2f} ({slow[2]:+.1f} %, "
               f"closed form {slow[3]:+.1f} %; target within 10 %: {'met' if abs(slow[2]) <= 10 else 'not met'})")
-    worst = max(errs)
-    if worst > a.max_error_pct:
-        return f"an error of {worst:.1f} % is past {a.max_error_pct} %"
-    if med > a.max_median_error_pct:
-        return f"the median |error| {med:.1f} % is past {a.max_median_error_pct} %"
-    return None
+    return torch_ddp.past_bounds(a, errs)
 
 
 if __name__ == "__main__":
