@@ -15,6 +15,14 @@
  * Nothing else is touched: binds to INADDR_ANY or to another address, IPv6,
  * and destinations outside 127/8 go through unchanged.
  *
+ * Port mode (DDPSIM_NETBIND_MODE=port), for Open MPI, which drops a
+ * connection whose source is not the address its peer advertised (every
+ * rank's is 127.0.0.1 on the one loopback): a rank keeps 127.0.0.1 and is
+ * known by its ports instead. Its listeners take the lower half of its block
+ * (ddpsim-real sets btl_tcp_port_min_v4 and port_range_v4), and connect()
+ * of an unbound IPv4 socket to 127/8 binds 127.0.0.1 and the first free
+ * port of the upper half; the launcher's tc filters match the block.
+ *
  * The rank's address: DDPSIM_RANK_ADDR, or else item RANK (torchrun),
  * OMPI_COMM_WORLD_RANK (Open MPI) or PMI_RANK of the comma-separated list
  * DDPSIM_RANK_ADDRS. Without either, the shim does nothing. */
@@ -69,6 +77,42 @@ int rank_address(in_addr* out) {
 
 bool is_loopback(const sockaddr_in& a) { return (ntohl(a.sin_addr.s_addr) >> 24) == 127; }
 
+/* Port mode (DDPSIM_NETBIND_MODE=port): the rank's block of ports, [first, first + size), from
+ * DDPSIM_RANK_PORTS = "BASE:SIZE" and the rank index: first = BASE + SIZE * rank. */
+bool port_mode() {
+  const char* mode = getenv("DDPSIM_NETBIND_MODE");
+  return mode && strcmp(mode, "port") == 0;
+}
+
+bool rank_ports(long* first, long* size) {
+  const char* spec = getenv("DDPSIM_RANK_PORTS");
+  const char* index = rank_index();
+  if (!spec || !index) return false;
+  char* end = nullptr;
+  const long base = strtol(spec, &end, 10);
+  if (*end != ':') return false;
+  *size = strtol(end + 1, &end, 10);
+  if (*end != '\0' || *size < 2) return false;
+  const long r = strtol(index, &end, 10);
+  if (*end != '\0' || r < 0) return false;
+  *first = base + *size * r;
+  return *first > 0 && *first + *size <= 65536;
+}
+
+/* Port mode's connect: bind to 127.0.0.1 and a port of the upper half of the rank's block (the lower half
+ * is for its listeners), the first one free. */
+void bind_rank_port(int fd) {
+  long first = 0, size = 0;
+  if (!rank_ports(&first, &size)) return;
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  from.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  for (long port = first + size / 2; port < first + size; ++port) {
+    from.sin_port = htons(static_cast<uint16_t>(port));
+    if (bind(fd, reinterpret_cast<const sockaddr*>(&from), sizeof from) == 0) return;
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -79,7 +123,7 @@ int bind(int fd, const struct sockaddr* addr, socklen_t len) {
   if (addr && addr->sa_family == AF_INET && len >= socklen_t{sizeof(sockaddr_in)}) {
     sockaddr_in a;
     memcpy(&a, addr, sizeof a);
-    if (a.sin_addr.s_addr == htonl(INADDR_LOOPBACK) && rank_address(&mine)) {
+    if (!port_mode() && a.sin_addr.s_addr == htonl(INADDR_LOOPBACK) && rank_address(&mine)) {
       a.sin_addr = mine;
       return real_bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
     }
@@ -89,21 +133,24 @@ int bind(int fd, const struct sockaddr* addr, socklen_t len) {
 
 int connect(int fd, const struct sockaddr* addr, socklen_t len) {
   static const BindFn real_connect = next_symbol<BindFn>("connect");
-  in_addr mine;
   if (addr && addr->sa_family == AF_INET && len >= socklen_t{sizeof(sockaddr_in)}) {
     sockaddr_in to, local;
     socklen_t local_len = sizeof local;
     memcpy(&to, addr, sizeof to);
-    if (is_loopback(to) && getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) == 0 &&
-        local.sin_family == AF_INET && local.sin_addr.s_addr == htonl(INADDR_ANY) && local.sin_port == 0 &&
-        rank_address(&mine)) {
-      int saved = errno;
+    const bool unbound = is_loopback(to) && getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) == 0 &&
+                         local.sin_family == AF_INET && local.sin_addr.s_addr == htonl(INADDR_ANY) &&
+                         local.sin_port == 0;
+    in_addr mine;
+    const int saved = errno;
+    if (unbound && port_mode()) {
+      bind_rank_port(fd);
+    } else if (unbound && rank_address(&mine)) {
       sockaddr_in from{};
       from.sin_family = AF_INET;
       from.sin_addr = mine;
-      bind(fd, reinterpret_cast<const sockaddr*>(&from), sizeof from); /* on failure the kernel picks, as without the shim */
-      errno = saved;
+      bind(fd, reinterpret_cast<const sockaddr*>(&from), sizeof from);  // on failure the kernel picks, as without us
     }
+    errno = saved;
   }
   return real_connect(fd, addr, len);
 }

@@ -19,6 +19,7 @@
 
 #include "formats/measured_run.hpp"
 #include "real_backend/mpi_transport.hpp"
+#include "real_backend/network_rank.hpp"
 #include "real_backend/nccl_transport.hpp"
 #include "real_backend/trainer.hpp"
 #include "models/ddp_job.hpp"
@@ -179,6 +180,7 @@ void write_rank_json(const std::string& prefix, const ddpsim::real::Transport& t
   log.git_commit = ddpsim::sim::git_commit();
   log.device = device;
   log.transport = t.name();
+  log.network = ddpsim::real::emulated_network_record();
   log.sizes = {widths, static_cast<std::int64_t>(r.parameters.size()),
                static_cast<std::int64_t>(r.parameters.size() * sizeof(float)), o.dataset_size, r.bucket_bytes, r.unit_bytes};
   log.parallelism = ddpsim::real::parallelism_name(o.parallelism);
@@ -234,7 +236,8 @@ int allreduce_sweep_cmd(ddpsim::real::Transport& transport, const std::string& d
     fmt::print("{:>12}  {:>12}  {:>12}  {:>12}   ({}, W = {}, {}, nccl-tests' definitions)\n", "bytes", "time_us",
                "algbw_GBps", "busbw_GBps", op, transport.world_size(), transport.name());
     ddpsim::formats::CollectiveSweep out{"", transport.name(), host_name(), std::string(ddpsim::sim::ddpsim_version()),
-                                         std::string(ddpsim::sim::git_commit()), op, transport.world_size(), {}, {}};
+                                         std::string(ddpsim::sim::git_commit()), op, transport.world_size(), {},
+                                         ddpsim::real::emulated_network_record()};
     for (const auto& r : rows) {
       fmt::print("{:>12}  {:>12.2f}  {:>12.4f}  {:>12.4f}\n", r.bytes, r.time_us, r.algbw_GBps, r.busbw_GBps);
       out.rows.push_back({r.bytes, r.time_us, r.algbw_GBps, r.busbw_GBps});
@@ -246,10 +249,19 @@ int allreduce_sweep_cmd(ddpsim::real::Transport& transport, const std::string& d
 }
 
 // `train`'s command line: the trainer's options and what main does with them.
+// --network RATE, for train and allreduce-sweep on the CPU.
+void add_network_option(CLI::App& cmd, std::string& rate) {
+  cmd.add_option("--network", rate,
+                 "RATE (1gbit, 400mbit, ...): the job runs inside an emulated network of that rate a rank, made by "
+                 "`python3 -m ddpsim_torch network RATE --ranks W -- mpirun ...`; the ranks' MPI traffic goes over TCP "
+                 "on the shaped loopback (docs/emulated-network.md)");
+}
+
 struct TrainArgs {
   TrainerOptions o;
   std::string widths = "8,64,64,1", params_out, json_prefix, device = "cpu", strategy = "ddp", sharding = "full";
   std::string flight_dir;  ///< --flight-recorder
+  std::string network;     ///< --network RATE: inside a launcher's emulated network (network_rank.hpp)
   std::vector<std::string> faults;
   int ranks_per_node = 0;
   bool no_shuffle = false;
@@ -295,6 +307,7 @@ CLI::App* add_train(CLI::App& app, TrainArgs& a) {
   train->add_flag("--resume", o.resume, "Start from the newest valid checkpoint in --checkpoint-dir");
   train->add_option("--params", a.params_out, "Rank 0 writes the final parameters here (raw fp32)");
   train->add_option("--json", a.json_prefix, "Each rank writes PREFIX.rank<r>.json: timings and example IDs");
+  add_network_option(*train, a.network);
   return train;
 }
 
@@ -367,7 +380,7 @@ void run_train(ddpsim::real::Transport& transport, TrainArgs& a) {
 struct SweepArgs {
   std::int64_t min_bytes = 8, max_bytes = std::int64_t{256} << 20;
   int iters = 5;
-  std::string json, op = "all_reduce";
+  std::string json, op = "all_reduce", network;
 };
 
 CLI::App* add_sweep(CLI::App& app, SweepArgs& s, std::string& device) {
@@ -379,6 +392,7 @@ CLI::App* add_sweep(CLI::App& app, SweepArgs& s, std::string& device) {
   sweep->add_option("--iters", s.iters, "Timed repetitions per size (default 5)")->check(CLI::PositiveNumber);
   sweep->add_option("--device", device, "cpu (MPI) or gpu (NCCL)")->check(CLI::IsMember({"cpu", "gpu"}));
   sweep->add_option("--json", s.json, "Rank 0 writes the sweep here");
+  add_network_option(*sweep, s.network);
   return sweep;
 }
 
@@ -418,6 +432,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     if (*train) finish_train(t, *train);
+    const std::string& network = *train ? t.network : s.network;
+    if (!network.empty() && (*train || *sweep)) {
+      if (t.device == "gpu") throw std::invalid_argument("--network emulates a network for the CPU (MPI) transport only");
+      ddpsim::real::join_emulated_network(network);  // before MPI_Init, which reads the MCA settings it makes
+    }
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {

@@ -6,6 +6,7 @@
   leave from its own address (RANK picks it from DDPSIM_RANK_ADDRS, as under torchrun) and its
   bind to 127.0.0.1 take its address; a process with no rank is left alone;
 - the slow rank's link is capped at its fraction;
+- port mode (Open MPI): a rank stays on 127.0.0.1 and connects from its block of ports;
 - a user's DDP script (python/examples/torchrun_ddp.py) runs under `network` unchanged, its gloo
   traffic between the ranks' own addresses.
 Exits 77 (ctest: skipped) where a namespace cannot be made.
@@ -39,7 +40,8 @@ import json, socket
 server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen(1)
 client = socket.socket(); client.connect(server.getsockname())
 conn, peer = server.accept()
-print(json.dumps({"connect_from": client.getsockname()[0], "listen_on": server.getsockname()[0]}))
+print(json.dumps({"connect_from": client.getsockname()[0], "listen_on": server.getsockname()[0],
+                  "port": client.getsockname()[1]}))
 """
 
 
@@ -72,8 +74,8 @@ def main():
         print("SKIPPED: no network namespace can be made here")
         return 77
     got, done = probe({"RANK": "1"}, work)
-    expect("a rank's connect and listener use its own address", got == {"connect_from": "127.0.0.3",
-                                                                         "listen_on": "127.0.0.3"}, f"{got} {done}")
+    expect("a rank's connect and listener use its own address",
+           got and (got["connect_from"], got["listen_on"]) == ("127.0.0.3", "127.0.0.3"), f"{got} {done}")
     record = json.load(open(os.path.join(work, "check.json"), encoding="utf-8"))
     caps = [(link["address"], link["cap_bps"]) for link in record["links"]]
     expect("the check records each link's cap", caps == [("127.0.0.2", 1e9), ("127.0.0.3", 2.5e8)], str(caps))
@@ -81,8 +83,14 @@ def main():
            all(abs(link["measured_bps"] / link["cap_bps"] - 1) <= 0.03 for link in record["links"]), str(record))
     expect("the run says what it measured", "measured (Mbit/s): rank 0" in done.stdout, done.stdout)
     got, done = probe({"RANK": ""}, work)
-    expect("a process with no rank is left alone", got == {"connect_from": "127.0.0.1", "listen_on": "127.0.0.1"},
-           f"{got} {done}")
+    expect("a process with no rank is left alone",
+           got and (got["connect_from"], got["listen_on"]) == ("127.0.0.1", "127.0.0.1"), f"{got} {done}")
+    # Port mode (ddpsim-real under Open MPI): rank 1 stays on 127.0.0.1 and connects from the upper half of
+    # its block of ports, 16448 .. 16511.
+    got, done = probe({"RANK": "", "OMPI_COMM_WORLD_RANK": "1", "DDPSIM_NETBIND_MODE": "port"}, work)
+    expect("port mode: rank 1 connects from 127.0.0.1, a port of 16480..16511",
+           got and got["connect_from"] == "127.0.0.1" and 16480 <= got["port"] < 16512 and
+           got["listen_on"] == "127.0.0.1", f"{got} {done}")
     # Any command: a user's DDP script, each rank started as torchrun starts it (RANK, WORLD_SIZE, MASTER_*;
     # Debian's torchrun itself fails on Python 3.11 before it starts a rank).
     example = os.path.join(ROOT, "python", "examples", "torchrun_ddp.py")

@@ -5,21 +5,25 @@
 # (FULL_SHARD) at W = 1 and 2, and compare step time and peak memory per
 # rank. Prints every error; fails past the threshold (generous for time: 2
 # shared cores).
-# Usage: cpu_fsdp_test.sh DDPSIM_REAL DDPSIM OUT_DIR [MAX_ERROR_PCT]
+# With RATE, the W = 2 sweep and runs are on an emulated network, each rank a
+# host behind a RATE link (validate/network_mpirun.sh; skipped without one).
+# Usage: cpu_fsdp_test.sh DDPSIM_REAL DDPSIM OUT_DIR [MAX_ERROR_PCT] [RATE]
 set -euo pipefail
-real=$1 ddpsim=$2 out=$3 limit=${4:-150}
+real=$1 ddpsim=$2 out=$3 limit=${4:-150} NETWORK=${5:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/validate/network_mpirun.sh"
+network_or_skip
 rm -rf "$out" && mkdir -p "$out"
 model=(--widths 64,512,512,1 --dataset-size 8192 --batch-size 64 --max-steps 20)
 # 1. The cheap measurements: one rank, and the collectives.
-mpirun -np 1 "$real" train "${model[@]}" --json "$out/w1" > /dev/null
-mpirun -np 1 "$real" allreduce-sweep --max-bytes 16777216 --iters 5 --json "$out/sweep_w1.json" > /dev/null
-mpirun --oversubscribe -np 2 "$real" allreduce-sweep --max-bytes 16777216 --iters 5 --json "$out/sweep_w2.json" > /dev/null
+ranks 1 train "${model[@]}" --json "$out/w1" > /dev/null
+ranks 1 allreduce-sweep --max-bytes 16777216 --iters 5 --json "$out/sweep_w1.json" > /dev/null
+ranks 2 allreduce-sweep --max-bytes 16777216 --iters 5 --json "$out/sweep_w2.json" > /dev/null
 "$ddpsim" calibrate --measured "$out/w1.rank0.json" "$out/sweep_w1.json" "$out/sweep_w2.json" --out "$out/calibration.yaml" \
   | grep -E "^  [a-zA-Z_]+:"
 # 2. FSDP, measured at W = 1 and 2.
 for w in 1 2; do
-  mpirun --oversubscribe -np $w "$real" train "${model[@]}" --strategy fsdp --json "$out/fsdp_w$w" > /dev/null
+  ranks $w train "${model[@]}" --strategy fsdp --json "$out/fsdp_w$w" > /dev/null
 done
 # 3. Compare.
 "$ddpsim" validate --scenario "$root/scenarios/real_mlp_cpu_fsdp.yaml" --calibration "$out/calibration.yaml" \

@@ -3,21 +3,25 @@
 # and all-reduce sweeps at W = 1 and 2, predict W = 1 and 2 for
 # scenarios/real_mlp_cpu.yaml, then measure W = 2 and compare. Prints the
 # errors every run; fails past the threshold (generous: 2 shared cores).
-# Usage: cpu_loop_test.sh DDPSIM_REAL DDPSIM OUT_DIR [MAX_ERROR_PCT]
+# With RATE, the W = 2 sweep and run are on an emulated network, each rank a
+# host behind a RATE link (validate/network_mpirun.sh; skipped without one).
+# Usage: cpu_loop_test.sh DDPSIM_REAL DDPSIM OUT_DIR [MAX_ERROR_PCT] [RATE]
 set -euo pipefail
-real=$1 ddpsim=$2 out=$3 limit=${4:-50}
+real=$1 ddpsim=$2 out=$3 limit=${4:-50} NETWORK=${5:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/validate/network_mpirun.sh"
+network_or_skip
 rm -rf "$out" && mkdir -p "$out"
 model=(--widths 64,512,512,1 --dataset-size 8192 --batch-size 64 --max-steps 20 --bucket-cap-mb 0.5 --first-bucket-mb 0.1)
 # 1. Measure the cheap things: one rank, and the collectives.
-mpirun -np 1 "$real" train "${model[@]}" --json "$out/w1" > /dev/null
-mpirun -np 1 "$real" allreduce-sweep --max-bytes 16777216 --iters 5 --json "$out/sweep_w1.json" > /dev/null
-mpirun --oversubscribe -np 2 "$real" allreduce-sweep --max-bytes 16777216 --iters 5 --json "$out/sweep_w2.json" > /dev/null
+ranks 1 train "${model[@]}" --json "$out/w1" > /dev/null
+ranks 1 allreduce-sweep --max-bytes 16777216 --iters 5 --json "$out/sweep_w1.json" > /dev/null
+ranks 2 allreduce-sweep --max-bytes 16777216 --iters 5 --json "$out/sweep_w2.json" > /dev/null
 # 2. Calibrate.
 "$ddpsim" calibrate --measured "$out/w1.rank0.json" "$out/sweep_w1.json" "$out/sweep_w2.json" --out "$out/calibration.yaml" \
   | grep -E "^# (least|note)|^  [a-zA-Z_]+:|layers\.[0-9]+,"
 # 3. Measure W = 2 (the prediction did not use it) and compare.
-mpirun --oversubscribe -np 2 "$real" train "${model[@]}" --json "$out/w2" > /dev/null
+ranks 2 train "${model[@]}" --json "$out/w2" > /dev/null
 "$ddpsim" validate --scenario "$root/scenarios/real_mlp_cpu.yaml" --calibration "$out/calibration.yaml" \
   --measured "$out/w1" "$out/w2" --max-error-pct "$limit" --report "$out/report" | tee "$out/validate.log"
 # 4. The last known-good rule: a new calibration replaces the file only if it

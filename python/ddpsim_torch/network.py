@@ -35,6 +35,8 @@ import time
 CLONE_NEWNET = 0x40000000
 TOLERANCE = 0.03  # the check's bound on |measured / cap - 1|
 BURST_S = 0.002  # each link's token bucket: 2 ms at its rate (at least 256 KB)
+PORT_BASE, PORT_BLOCK = 16384, 64  # rank r's ports in port mode: PORT_BASE + 64 r .. + 63 (below the ephemeral range)
+MAX_RANKS = 254  # addresses 127.0.0.2 .. 127.0.0.255
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _UNITS = {"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
 
@@ -69,6 +71,8 @@ class Shaping:
 
     def __init__(self, rate_bps, ranks, slow=None):
         self.rate_bps, self.ranks, self.slow = rate_bps, ranks, dict(slow or {})
+        if not 1 <= ranks <= MAX_RANKS:
+            raise NetworkError(f"--ranks {ranks}: expected 1 to {MAX_RANKS} (one address a rank, 127.0.0.2 up)")
         bad = [r for r in self.slow if r >= ranks]
         if bad:
             raise NetworkError(f"--slow-rank {bad[0]}: expected a rank below the {ranks} ranks")
@@ -119,6 +123,10 @@ def configure(shaping):
               "ceil", _kbit(shaping.cap(r)), "burst", burst, "cburst", burst, "quantum", "65536"])
         _run(["tc", "filter", "add", "dev", "lo", "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "ip",
               "src", f"{addr}/32", "flowid", cls])
+        # Port mode (Open MPI: every rank on 127.0.0.1, known by its block of ports; netemu/netbind.cpp).
+        _run(["tc", "filter", "add", "dev", "lo", "parent", "1:", "protocol", "ip", "prio", "2", "u32", "match", "ip",
+              "src", "127.0.0.1/32", "match", "ip", "sport", str(PORT_BASE + PORT_BLOCK * r),
+              f"0x{0x10000 - PORT_BLOCK:x}", "flowid", cls])
 
 
 def _transfer(src, seconds_at_cap, cap_bps):
@@ -214,6 +222,8 @@ def enter(shaping, record_path=None):
         "DDPSIM_NETWORK": f"{shaping.rate_bps:.0f}",
         "DDPSIM_NETWORK_RANKS": str(shaping.ranks),
         "DDPSIM_NETWORK_CHECK": record_path,
+        "DDPSIM_RANK_PORTS": f"{PORT_BASE}:{PORT_BLOCK}",
+        "OMPI_MCA_oob_tcp_if_include": "lo",  # mpirun's own wire-up: the namespace has no other device
     })
     return record
 
