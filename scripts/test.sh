@@ -16,8 +16,14 @@ if [ -f build/validate/out/cpu_fsdp/validate.log ]; then
   echo "validate.cpu_fsdp: FSDP's step time and peak memory at W = 1 and 2, predicted against measured:"
   cat build/validate/out/cpu_fsdp/validate.log
 fi
+for t in loop fsdp; do
+  if [ -f "build/validate/out/cpu_${t}_network/validate.log" ]; then
+    echo "validate.cpu_${t}_network: the same with the W = 2 sweep and run on an emulated 1 Gbit/s network:"
+    cat "build/validate/out/cpu_${t}_network/validate.log"
+  fi
+done
 # The sanitizer and no-SimGrid builds leave out the tests labelled
-# "measurement" (oracle.torch_*, validate.cpu_*): they time real PyTorch and
+# "measurement" (oracle.torch_*, validate.cpu_*, network.emulated): they time real PyTorch and
 # MPI training jobs, which the first build has just done; what they call of
 # ddpsim, the other tests run under the sanitizers too. That is 3 to 4 of
 # CI's 45 minutes.

@@ -17,8 +17,8 @@ rm -rf "$out" && mkdir -p "$out"
 model=(--widths 64,512,512,1 --dataset-size 8192 --batch-size 64 --max-steps 20)
 # 1. The cheap measurements: one rank, and the collectives.
 ranks 1 train "${model[@]}" --json "$out/w1" > /dev/null
-ranks 1 allreduce-sweep --max-bytes 16777216 --iters 5 --json "$out/sweep_w1.json" > /dev/null
-ranks 2 allreduce-sweep --max-bytes 16777216 --iters 5 --json "$out/sweep_w2.json" > /dev/null
+ranks 1 allreduce-sweep "${sweep_sizes[@]}" --iters 5 --json "$out/sweep_w1.json" > /dev/null
+ranks 2 allreduce-sweep "${sweep_sizes[@]}" --iters 5 --json "$out/sweep_w2.json" > /dev/null
 "$ddpsim" calibrate --measured "$out/w1.rank0.json" "$out/sweep_w1.json" "$out/sweep_w2.json" --out "$out/calibration.yaml" \
   | grep -E "^  [a-zA-Z_]+:"
 # 2. FSDP, measured at W = 1 and 2.

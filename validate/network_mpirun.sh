@@ -2,6 +2,11 @@
 # under mpirun; with NETWORK set (a rate, `1gbit`), the W > 1 jobs run on the emulated network
 # (docs/emulated-network.md): inside `ddpsim_torch network NETWORK --ranks W`, each rank with --network.
 # Before it: `network_or_skip` exits 77 (ctest: skipped) where no network namespace can be made.
+# The sweeps' sizes: 8 B to 16 MiB; on the network 64 KiB to 4 MiB, around the model's buckets (0.13 and
+# 1.05 MB): below 64 KiB a message rides the shaper's 256 KB bucket at memory speed, and a line fitted
+# through those sizes prices the link at 3.4 Gbit/s (docs/validation.md, "ddpsim-real on the network").
+sweep_sizes=(--max-bytes 16777216)
+[ -n "${NETWORK:-}" ] && sweep_sizes=(--min-bytes 65536 --max-bytes 4194304)
 ddpsim_torch() { PYTHONPATH="$root/python" /usr/bin/python3 -m ddpsim_torch "$@"; }
 network_or_skip() {
   [ -z "${NETWORK:-}" ] && return 0
