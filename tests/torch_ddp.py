@@ -44,18 +44,18 @@ def tool(args):
     subprocess.run([sys.executable, "-m", "ddpsim_torch"] + args, check=True, env=env, stdout=subprocess.DEVNULL)
 
 
-def validate_row(ddpsim, scenario, prefix, extra=()):
-    """(measured, predicted, error %, closed-form error %) of the W = 2 row of `ddpsim validate`."""
+def validate_row(ddpsim, scenario, prefix, extra=(), world=2, show_order=True):
+    """(measured, predicted, error %, closed-form error %) of the W = `world` row of `ddpsim validate`."""
     out = subprocess.run([ddpsim, "validate", "--scenario", scenario, "--measured", prefix] + list(extra), check=True,
                          capture_output=True, text=True).stdout
     for line in out.splitlines():
-        if line.startswith("ready order:") and not extra:
+        if line.startswith("ready order:") and not extra and show_order:
             print(line)  # whether real DDP's order is the profiled one
     for line in out.splitlines():
         f = line.split()
-        if f and f[0] == "2":
+        if f and f[0] == str(world):
             return float(f[1]), float(f[3]), float(f[4].rstrip("%")), float(f[6].rstrip("%"))
-    raise SystemExit(f"no W = 2 row in ddpsim validate's output:\n{out}")
+    raise SystemExit(f"no W = {world} row in ddpsim validate's output:\n{out}")
 
 
 def contention_of(calibration):

@@ -104,13 +104,7 @@ def sweep_at(a, rate, max_bytes, out):
 
 def row_at(a, ddpsim, scenario, prefix):
     """(measured, predicted, error %, closed-form error %) at the job's world size."""
-    out = subprocess.run([ddpsim, "validate", "--scenario", scenario, "--measured", prefix], check=True,
-                         capture_output=True, text=True).stdout
-    for line in out.splitlines():
-        f = line.split()
-        if f and f[0] == str(a.world_size):
-            return float(f[1]), float(f[3]), float(f[4].rstrip("%")), float(f[6].rstrip("%"))
-    raise SystemExit(f"no W = {a.world_size} row in ddpsim validate's output:\n{out}")
+    return torch_ddp.validate_row(ddpsim, scenario, prefix, world=a.world_size, show_order=False)
 
 
 def run_row(a, name, rate, cap, sweep):
