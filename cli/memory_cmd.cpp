@@ -39,7 +39,7 @@ int memory(const MemoryOptions& o) {
     const models::MemoryEstimate m = scenarios::predict_memory(s, w);
     const std::string fits = s.memory.device_bytes ? (m.peak() <= *s.memory.device_bytes ? "yes" : "NO") : "-";
     fmt::print("{:<8} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f}  {:<5} {}\n", w,
-               gib(m.parameters), gib(m.gradients), gib(m.optimizer_states), gib(m.buckets), gib(m.unsharded),
+               gib(m.parameters), gib(m.gradients), gib(m.optimizer_states), gib(m.buckets + m.comm_hook), gib(m.unsharded),
                gib(m.activations), gib(m.peak()), fits, where(m.peak_at));
     nlohmann::ordered_json row{{"world_size", w}};
     row.update(scenarios::memory_json(m, s));
@@ -47,6 +47,10 @@ int memory(const MemoryOptions& o) {
   }
   fmt::print("\nGiB per rank (2^30 bytes). params, grads, optimizer, buckets: held all step (FSDP: the local "
              "shards); unsharded, activ.: also live at the peak (docs/fsdp.md#memory)\n");
+  if (const std::int64_t hook = worlds.empty() ? 0 : scenarios::predict_memory(s, worlds.front()).comm_hook; hook > 0) {
+    fmt::print("buckets includes the comm hook's state, {:.3f} GiB held all step ({}: error feedback, warm-started "
+               "P and Q)\n", gib(hook), models::to_string(s.job.ddp.comm_hook.kind));
+  }
   if (!o.json.empty()) {
     std::ofstream out(o.json);
     if (!out) throw scenarios::InputError({"the command line", 0, 0}, "--json", o.json, "expected a writable file");

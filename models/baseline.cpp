@@ -15,11 +15,28 @@ double closed_form_step_ms(const DdpJob& job, int world_size) {
   };
   // DDP's gradient copies into the buckets and back (ddp.bucket_copy_GBps).
   ms += 2 * job.ddp.bucket_copy(job.model.parameter_bytes()).ms();
-  if (const auto buckets = rebuilt_buckets(job.model, job.ddp)) {
-    for (const Bucket& b : *buckets) ms += all_reduce_ms(b.bytes);
+  std::vector<Bucket> buckets;
+  if (auto rebuilt = rebuilt_buckets(job.model, job.ddp)) {
+    buckets = std::move(*rebuilt);
   } else {
-    ms += all_reduce_ms(job.model.parameter_bytes());
+    buckets.push_back(Bucket{{}, job.model.parameter_bytes(), DType::kFloat32});
   }
+  double plain = 0, hooked = 0;
+  for (const Bucket& b : buckets) plain += all_reduce_ms(b.bytes);
+  // A comm hook: its all-reduces and its compute, none overlapped, in the
+  // measured steps it compresses (PowerSGD's from start_powerSGD_iter on).
+  const CommHook& hook = job.ddp.comm_hook;
+  int compressed = 0;
+  for (int g = job.warmup_iterations; g < job.total_iterations(); ++g) compressed += hook.compresses(g) ? 1 : 0;
+  if (compressed > 0) {
+    for (const Bucket& b : buckets) {
+      const BucketHookPlan p = plan_bucket_hook(hook, job.model, b, true, false);
+      hooked += p.compute().ms();
+      for (const HookStage& s : p.chain) hooked += s.collective ? all_reduce_ms(s.bytes) : 0;
+    }
+  }
+  const double f = static_cast<double>(compressed) / (job.total_iterations() - job.warmup_iterations);
+  ms += (1 - f) * plain + f * hooked;
   return ms + expected_slowest_delay_ms(job.straggler, world_size);
 }
 

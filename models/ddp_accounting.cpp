@@ -17,11 +17,14 @@ void Accounting::on_op(const sim::OpRecord& r) {
   const bool measured = static_cast<int>(it) >= warmup_;
   const sim::Time busy = r.end - r.start;
   const auto tag = static_cast<DdpTag>(r.label.tag);
-  if (r.is_collective) {
+  // A comm hook's callback runs between its all-reduces, on the
+  // communication side: what the step waits for there is communication.
+  if (r.is_collective || tag == DdpTag::kHookCallback) {
     if (tag == DdpTag::kInitBroadcast || tag == DdpTag::kFinalBarrier) return;  // outside the loop
-    acc.collectives.push_back({r.arrival, r.start, r.end});
-    if (measured) acc.collective += busy;
-    if (tag == DdpTag::kAllReduce || tag == DdpTag::kUsedMap) {
+    acc.collectives.push_back({r.is_collective ? r.arrival : r.start, r.start, r.end});
+    if (measured && r.is_collective) acc.collective += busy;
+    if (tag == DdpTag::kAllReduce || tag == DdpTag::kUsedMap || tag == DdpTag::kHookAllReduce ||
+        tag == DdpTag::kHookCallback) {
       if (!acc.first_launch || r.arrival < *acc.first_launch) acc.first_launch = r.arrival;
       acc.comm_end = sim::max(acc.comm_end, r.end);
     }
@@ -104,13 +107,18 @@ RunResult assemble(const DdpJob& job, const Plan& plan, const Accounting& accoun
   out.blocked = summary.blocked;
   out.misalignments = misaligned_pairs(summary);
   // Buckets carry their dtype; DDP's own small collectives are int32 or float32 tensors.
-  const auto dtype_of = [&plan](const sim::OpLabel& l) -> std::string {
+  const auto dtype_of = [&plan, &job](const sim::OpLabel& l) -> std::string {
     switch (static_cast<DdpTag>(l.tag)) {
+      case DdpTag::kHookAllReduce:
+        if (job.ddp.comm_hook.kind == CommHookKind::kFp16Compress) return "float16";
+        if (job.ddp.comm_hook.kind == CommHookKind::kBf16Compress) return "bfloat16";
+        [[fallthrough]];
       case DdpTag::kAllReduce:
       case DdpTag::kShadowAllReduce: {
         const bool rebuilt = plan.rebuild_at && static_cast<int>(l.iteration) >= *plan.rebuild_at;
         const std::vector<Bucket>& table = rebuilt ? *plan.rebuilt : plan.initial;
-        return l.index < table.size() ? std::string(to_string(table[l.index].dtype)) : "";
+        const std::uint32_t b = static_cast<DdpTag>(l.tag) == DdpTag::kHookAllReduce ? l.index / kHookStages : l.index;
+        return b < table.size() ? std::string(to_string(table[b].dtype)) : "";
       }
       case DdpTag::kUsedMap:
       case DdpTag::kJoinCount:

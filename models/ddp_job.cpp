@@ -43,6 +43,11 @@ std::string op_name(sim::OpLabel label) {
     case DdpTag::kShadowAllReduce: return fmt::format("all_reduce bucket {} (Join shadow, zeros)", label.index);
     case DdpTag::kShadowBroadcast: return "broadcast buffers (Join shadow)";
     case DdpTag::kBucketCopyOut: return fmt::format("copy out bucket {}", label.index);
+    case DdpTag::kHookCompute: return fmt::format("comm hook bucket {}", label.index);
+    case DdpTag::kHookAllReduce:
+      return fmt::format("all_reduce bucket {} (comm hook, {})", label.index / kHookStages, label.index % kHookStages);
+    case DdpTag::kHookCallback:
+      return fmt::format("comm hook callback bucket {} ({})", label.index / kHookStages, label.index % kHookStages);
   }
   return "?";
 }

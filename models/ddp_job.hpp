@@ -90,7 +90,12 @@ enum class DdpTag : std::uint32_t {
   kShadowAllReduce,   ///< Join: a joined rank's zero-filled all-reduce for a bucket
   kShadowBroadcast,   ///< Join: a joined rank's buffer broadcast
   kBucketCopyOut,     ///< ddp.bucket_copy_GBps: a bucket's gradients copied back after its all-reduce
+  kHookCompute,       ///< a comm hook's work at the bucket's hook, on the backward thread (index: bucket)
+  kHookAllReduce,     ///< a comm hook's all-reduce (index: bucket x 4 + its place in the hook's chain)
+  kHookCallback,      ///< a comm hook's callback between its all-reduces (index: as kHookAllReduce)
 };
+/// kHookAllReduce and kHookCallback: a bucket's chain has at most this many stages per kind.
+inline constexpr std::uint32_t kHookStages = 4;
 /// "forward", "all_reduce bucket 2", ...
 std::string op_name(sim::OpLabel label);
 

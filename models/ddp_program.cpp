@@ -249,23 +249,49 @@ class RankProgram final : public sim::Process {
     const BackwardPlan& bp = plan_.backward_with_unused(use_rebuilt, unused);
     const std::vector<Bucket>& buckets = use_rebuilt ? *plan_.rebuilt : plan_.initial;
     const sim::Time slow = straggle(e, g);
+    const CommHook& hook = ddp.comm_hook;
+    const bool compress = hook.compresses(syncing_backwards_);
+    const bool first_compressed = compress && hook.powersgd_family() && syncing_backwards_ == hook.powersgd.start_powerSGD_iter;
+    // A bucket's hook runs on the backward thread once it and every bucket
+    // before it are ready (the Reducer launches in index order): its work
+    // there follows the segment that made the last of them ready.
     std::vector<sim::OpRef>& segment = segment_;
     segment.clear();
+    std::vector<sim::OpRef>& launch = launch_;
+    launch.clear();
+    int next = 0, launch_segment = -1;
+    std::optional<sim::OpRef> backward_last;
     for (std::size_t s = 0; s < bp.segments.size(); ++s) {
       segment.push_back(e.enqueue(rank_, StreamKind::kCompute,
                                   scaled(bp.segments[s], compute_factor) + (s == 0 ? slow : sim::Time{}),
                                   label(DdpTag::kBackward, g, static_cast<int>(s))));
+      backward_last = segment.back();
+      for (; next < bp.launchable; ++next) {
+        const auto ub = static_cast<std::size_t>(next);
+        launch_segment = std::max(launch_segment, bp.bucket_ready_segment[ub]);
+        if (launch_segment > static_cast<int>(s)) break;
+        launch.push_back(segment[static_cast<std::size_t>(launch_segment)]);
+        if (!compress) continue;
+        const sim::Time at_hook = plan_.hook(use_rebuilt, first_compressed, ub).at_hook;
+        if (at_hook > sim::Time{}) {
+          launch.back() = e.enqueue(rank_, StreamKind::kCompute, scaled(at_hook, compute_factor),
+                                    label(DdpTag::kHookCompute, g, next));
+          backward_last = launch.back();
+        }
+      }
     }
-    Issued out{segment.back(), std::nullopt};
+    Issued out{*backward_last, std::nullopt};
     // Buckets launch strictly in index order: the comm stream is FIFO.
     std::vector<sim::OpRef>& reduced = reduced_;
     reduced.clear();
     for (int b = 0; b < bp.launchable; ++b) {
       const auto ub = static_cast<std::size_t>(b);
-      out.comm = e.enqueue_collective(rank_, sim::kWorldGroup,
-                                       {sim::CollectiveKind::kAllReduce, buckets[ub].bytes},
-                                       label(DdpTag::kAllReduce, g, b),
-                                       segment[static_cast<std::size_t>(bp.bucket_ready_segment[ub])]);
+      if (compress) {
+        out.comm = hook_chain(e, plan_.hook(use_rebuilt, first_compressed, ub), g, b, launch[ub], compute_factor);
+      } else {
+        out.comm = e.enqueue_collective(rank_, sim::kWorldGroup, {sim::CollectiveKind::kAllReduce, buckets[ub].bytes},
+                                         label(DdpTag::kAllReduce, g, b), launch[ub]);
+      }
       reduced.push_back(*out.comm);
     }
     // finalize_backward copies each reduced bucket back into the gradients, in
@@ -284,6 +310,25 @@ class RankProgram final : public sim::Process {
     ++syncing_backwards_;
     if (!unused.empty() && !ddp.find_unused_parameters && !ddp.static_graph) pending_unused_ = unused;
     return out;
+  }
+
+  // A bucket's comm hook after its work at the hook (`launched`): its
+  // all-reduces and the callbacks between them, in order, on the
+  // communication stream; returns the last.
+  sim::OpRef hook_chain(sim::OpSink& e, const BucketHookPlan& plan, int g, int b, sim::OpRef launched, double compute_factor) {
+    std::optional<sim::OpRef> last = launched;
+    std::uint32_t reduces = 0, callbacks = 0;
+    const auto index = [b](std::uint32_t k) { return static_cast<int>(static_cast<std::uint32_t>(b) * kHookStages + k); };
+    for (const HookStage& stage : plan.chain) {
+      if (stage.collective) {
+        last = e.enqueue_collective(rank_, sim::kWorldGroup, {sim::CollectiveKind::kAllReduce, stage.bytes},
+                                    label(DdpTag::kHookAllReduce, g, index(reduces++)), last);
+      } else {
+        last = e.enqueue(rank_, sim::StreamKind::kComm, scaled(stage.time, compute_factor),
+                         label(DdpTag::kHookCallback, g, index(callbacks++)), last);
+      }
+    }
+    return *last;
   }
 
   // After iteration g's optimizer step `last`: rank 0's artifacts and extra
@@ -397,6 +442,7 @@ class RankProgram final : public sim::Process {
   std::vector<int> pending_unused_;  // raised at the next forward
   std::vector<sim::OpRef> segment_;  // this iteration's backward pieces (kept to reuse its storage)
   std::vector<sim::OpRef> reduced_;  // this iteration's bucket all-reduces (likewise)
+  std::vector<sim::OpRef> launch_;   // what each bucket's reduction waits for: its segment, or its hook's work
 };
 
 void check_job(const DdpJob& job) {

@@ -55,6 +55,21 @@ struct Plan {
     for (int t = 0; t < 2; ++t) {
       if (t == 0 || rebuilt) common[t] = plan_for(t == 1, config_unused);
     }
+    if (j.ddp.comm_hook.kind == CommHookKind::kAllReduce) return;
+    for (int t = 0; t < 2; ++t) {
+      if (t == 1 && !rebuilt) break;
+      for (const Bucket& b : t == 0 ? initial : *rebuilt) {
+        for (int first = 0; first < 2; ++first) {
+          hooks[t][first].push_back(plan_bucket_hook(j.ddp.comm_hook, j.model, b, true, first == 1));
+        }
+      }
+    }
+  }
+
+  // What a bucket's comm hook does in a step that compresses (models/comm_hook.hpp):
+  // by bucket table, then whether PowerSGD has no warm-started P, Q yet.
+  const BucketHookPlan& hook(bool rebuilt_table, bool first_compressed, std::size_t bucket) const {
+    return hooks[rebuilt_table ? 1 : 0][first_compressed ? 1 : 0][bucket];
   }
 
   // Backward cuts when some parameters get no gradient on a rank, by bucket
@@ -78,6 +93,7 @@ struct Plan {
     return plan_backward(job.model, d, rebuilt_table ? *rebuilt : initial);
   }
   std::vector<int> config_unused = job.ddp.unused_parameters;
+  std::vector<BucketHookPlan> hooks[2][2];
   std::optional<BackwardPlan> common[2];
   mutable std::mutex cache_mutex;
   mutable std::map<std::vector<int>, BackwardPlan> backward_cache[2];

@@ -42,10 +42,11 @@ struct MemoryEstimate {
   std::int64_t gradients = 0;         ///< persistent gradients (DDP: full; FSDP: the sharded gradients)
   std::int64_t optimizer_states = 0;  ///< over what this rank's optimizer steps
   std::int64_t buckets = 0;           ///< DDP's bucket buffers; 0 with gradient_as_bucket_view
+  std::int64_t comm_hook = 0;         ///< DDP's comm hook state: PowerSGD's error feedback, warm-started P and Q
   std::int64_t unsharded = 0;         ///< at the peak: FSDP's gathered parameters and unsharded gradients
   std::int64_t activations = 0;       ///< at the peak
   MemoryPoint peak_at;
-  std::int64_t model_states() const { return parameters + gradients + optimizer_states + buckets; }
+  std::int64_t model_states() const { return parameters + gradients + optimizer_states + buckets + comm_hook; }
   std::int64_t peak() const { return model_states() + unsharded + activations; }
 };
 

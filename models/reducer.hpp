@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/parameters.hpp"
+#include "models/comm_hook.hpp"
 
 namespace ddpsim::models {
 
@@ -30,6 +31,8 @@ struct DdpConfig {
   /// gradient copied into its bucket at its hook (lengthening backward) and
   /// back out after its bucket's all-reduce (before the optimizer).
   double bucket_copy_bytes_per_s = 0;
+  /// register_comm_hook: what each bucket's reduction does (models/comm_hook.hpp).
+  CommHook comm_hook;
   /// The time to copy `bytes` once at bucket_copy_bytes_per_s (zero when unset).
   sim::Time bucket_copy(std::int64_t bytes) const {
     return bucket_copy_bytes_per_s > 0

@@ -18,7 +18,13 @@ std::string policy_text(const models::WrapPolicy& p) {
 }  // namespace
 
 models::MemoryEstimate predict_memory(const Scenario& s, int world_size) {
-  if (s.parallelism == Parallelism::kDdp) return models::ddp_memory(s.job.model, s.memory.inputs);
+  if (s.parallelism == Parallelism::kDdp) {
+    models::MemoryEstimate m = models::ddp_memory(s.job.model, s.memory.inputs);
+    const auto rebuilt = models::rebuilt_buckets(s.job.model, s.job.ddp);
+    m.comm_hook = models::comm_hook_state_bytes(s.job.ddp.comm_hook, s.job.model,
+                                                rebuilt ? *rebuilt : models::initial_buckets(s.job.model, s.job.ddp));
+    return m;
+  }
   const auto units = models::build_units(s.job.model, s.fsdp->wrap);
   return models::fsdp_memory(s.job.model, units, *s.fsdp, world_size, gpus_per_node(s, world_size), s.memory.inputs);
 }
@@ -75,6 +81,7 @@ nlohmann::ordered_json memory_json(const models::MemoryEstimate& m, const Scenar
                            {"peak_bytes", m.peak()},
                            {"peak_phase", m.peak_at.phase},
                            {"peak_unit", m.peak_at.unit}};
+  if (m.comm_hook > 0) j["comm_hook_bytes"] = m.comm_hook;
   j["device_bytes"] = s.memory.device_bytes ? nlohmann::ordered_json(*s.memory.device_bytes) : nlohmann::ordered_json();
   j["fits"] = s.memory.device_bytes ? nlohmann::ordered_json(m.peak() <= *s.memory.device_bytes) : nlohmann::ordered_json();
   return j;

@@ -3,6 +3,9 @@
 #include "models/fsdp_program.hpp"
 #include "models/reducer.hpp"
 
+#include <cmath>
+#include <tuple>
+
 namespace ddpsim::scenarios {
 namespace {
 
@@ -18,13 +21,33 @@ struct Volume {
   int collectives = 0;
 };
 
+std::vector<models::Bucket> step_buckets(const models::DdpJob& job) {
+  auto rebuilt = models::rebuilt_buckets(job.model, job.ddp);
+  return rebuilt ? std::move(*rebuilt) : models::initial_buckets(job.model, job.ddp);
+}
+
+// The measured steps a comm hook compresses, of how many.
+std::pair<int, int> compressed_steps(const models::DdpJob& job) {
+  int n = 0;
+  for (int g = job.warmup_iterations; g < job.total_iterations(); ++g) n += job.ddp.comm_hook.compresses(g) ? 1 : 0;
+  return {n, job.total_iterations() - job.warmup_iterations};
+}
+
 Volume volume(const Scenario& s, const models::DdpJob& job, int w) {
   Volume v;
   if (s.parallelism == Parallelism::kDdp) {
-    const auto rebuilt = models::rebuilt_buckets(job.model, job.ddp);
-    for (const models::Bucket& b : rebuilt ? *rebuilt : models::initial_buckets(job.model, job.ddp)) {
-      v.sent += 2 * ring_share(b.bytes, w);
-      ++v.collectives;
+    // A mean over the measured steps: a comm hook's all-reduces in those it compresses.
+    const auto [compressed, measured] = compressed_steps(job);
+    for (const models::Bucket& b : step_buckets(job)) {
+      std::int64_t hooked = 0;
+      int calls = 0;
+      if (compressed > 0) {
+        for (const models::HookStage& st : models::plan_bucket_hook(job.ddp.comm_hook, job.model, b, true, false).chain) {
+          if (st.collective) hooked += 2 * ring_share(st.bytes, w), ++calls;
+        }
+      }
+      v.sent += (2 * ring_share(b.bytes, w) * (measured - compressed) + hooked * compressed) / measured;
+      v.collectives += (measured - compressed + calls * compressed + measured - 1) / measured;
     }
     return v;
   }
@@ -53,6 +76,47 @@ std::int64_t sent_bytes_per_step(const Scenario& s, const models::DdpJob& job, i
 nlohmann::ordered_json comm_json(const Scenario& s, const models::DdpJob& job, int world_size) {
   const Volume v = volume(s, job, world_size);
   return {{"sent_bytes_per_step", v.sent}, {"collectives_per_step", v.collectives}};
+}
+
+HookSummary comm_hook_summary(const models::DdpJob& job) {
+  const models::CommHook& hook = job.ddp.comm_hook;
+  HookSummary out;
+  std::tie(out.compressed_steps, out.measured_steps) = compressed_steps(job);
+  for (const models::Bucket& b : step_buckets(job)) {
+    const models::BucketHookPlan p = models::plan_bucket_hook(hook, job.model, b, true, false);
+    out.input_bytes += p.input_bytes;
+    out.wire_bytes += p.wire_bytes;
+    out.compute_ms += p.compute().ms();
+    for (const models::HookStage& st : p.chain) out.collectives += st.collective ? 1 : 0;
+  }
+  return out;
+}
+
+nlohmann::ordered_json comm_hook_json(const models::DdpJob& job) {
+  const models::CommHook& hook = job.ddp.comm_hook;
+  const HookSummary h = comm_hook_summary(job);
+  nlohmann::ordered_json out{{"name", models::to_string(hook.kind)}};
+  if (hook.powersgd_family()) {
+    const models::PowerSgdOptions& o = hook.powersgd;
+    out["options"] = {{"matrix_approximation_rank", o.matrix_approximation_rank},
+                      {"start_powerSGD_iter", o.start_powerSGD_iter},
+                      {"min_compression_rate", o.min_compression_rate},
+                      {"use_error_feedback", o.use_error_feedback},
+                      {"warm_start", o.warm_start},
+                      {"orthogonalization_epsilon", o.orthogonalization_epsilon}};
+  }
+  const models::HookCost& c = hook.cost;
+  out["compressed_steps"] = h.compressed_steps;
+  out["measured_steps"] = h.measured_steps;
+  out["input_bytes_per_step"] = h.input_bytes;
+  out["wire_bytes_per_step"] = h.wire_bytes;
+  out["compression_ratio"] = h.wire_bytes > 0 ? std::round(1e6 * static_cast<double>(h.input_bytes) / static_cast<double>(h.wire_bytes)) / 1e6 : 0.0;
+  out["all_reduces_per_step"] = h.collectives;
+  out["hook_compute_ms_per_step"] = std::round(h.compute_ms * 1e6) / 1e6;
+  out["rates"] = {{"cast_GBps", c.cast_bytes_per_s / 1e9}, {"pass_GBps", c.pass_bytes_per_s / 1e9},
+                  {"matmul_GFLOPs", c.matmul_flops_per_s / 1e9}, {"op_us", static_cast<double>(c.per_op.count_ns()) / 1e3},
+                  {"measured", c.measured}};
+  return out;
 }
 
 nlohmann::ordered_json fsdp_layout_json(const Scenario& s, const models::DdpJob& job, int world_size) {

@@ -20,6 +20,21 @@ std::int64_t sent_bytes_per_step(const Scenario& s, const models::DdpJob& job, i
 /// A run's "comm" block: sent bytes per step and collectives per step.
 nlohmann::ordered_json comm_json(const Scenario& s, const models::DdpJob& job, int world_size);
 
+/// A DDP job's comm hook over one step it compresses (the rebuilt buckets):
+/// bytes handed to it and all-reduced, its compute; and how many of the
+/// measured steps it compresses (PowerSGD: from start_powerSGD_iter on).
+struct HookSummary {
+  std::int64_t input_bytes = 0;
+  std::int64_t wire_bytes = 0;
+  int collectives = 0;
+  double compute_ms = 0;
+  int compressed_steps = 0;
+  int measured_steps = 0;
+};
+HookSummary comm_hook_summary(const models::DdpJob& job);
+/// The run's "comm_hook" block: the hook, its options, HookSummary, its rates.
+nlohmann::ordered_json comm_hook_json(const models::DdpJob& job);
+
 /// FSDP's layout at `world_size`: the strategy PyTorch runs, the shard
 /// group, and per unit its module, elements and bytes moved.
 nlohmann::ordered_json fsdp_layout_json(const Scenario& s, const models::DdpJob& job, int world_size);

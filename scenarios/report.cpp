@@ -347,6 +347,22 @@ std::string cluster_line(const models::ClusterSpec& c, const models::DdpJob& job
 
 }  // namespace
 
+// The comm hook's line: bytes handed over and all-reduced, its compute, which steps it compresses.
+void write_comm_hook(std::ostream& out, const models::DdpJob& job) {
+  const models::CommHook& hook = job.ddp.comm_hook;
+  const HookSummary h = comm_hook_summary(job);
+  const double ratio = h.wire_bytes > 0 ? static_cast<double>(h.input_bytes) / static_cast<double>(h.wire_bytes) : 0;
+  fmt::print(out, "\ncomm hook {}: a step it compresses all-reduces {:.3f} MB of the {:.3f} MB DDP hands it ({:.1f}x less, "
+                  "{} all-reduces) and computes {:.3f} ms (rates: {})",
+             models::to_string(hook.kind), static_cast<double>(h.wire_bytes) / 1e6, static_cast<double>(h.input_bytes) / 1e6,
+             ratio, h.collectives, h.compute_ms, hook.cost.measured ? "from the scenario" : "stated defaults, not measured");
+  if (hook.powersgd_family()) {
+    fmt::print(out, "; rank {}, from step {}: {} of the {} measured steps", hook.powersgd.matrix_approximation_rank,
+               hook.powersgd.start_powerSGD_iter, h.compressed_steps, h.measured_steps);
+  }
+  fmt::print(out, "\n");
+}
+
 void write_table(std::ostream& out, const Scenario& scenario, const SweepResult& result) {
   const models::DdpJob& job = scenario.job;
   const std::string iterations = job.epochs == 1 ? fmt::format("{} iterations", job.iterations)
@@ -390,6 +406,9 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
   } else {
     fmt::print(out, "\nclosed_form: the named baseline, compute + every bucket's ring all-reduce unoverlapped + the "
                     "straggler term, no simulation (docs/cost-models.md)\n");
+  }
+  if (scenario.parallelism == Parallelism::kDdp && job.ddp.comm_hook.kind != models::CommHookKind::kAllReduce) {
+    write_comm_hook(out, job);
   }
   if (!result.baseline_in_sweep && !result.rows.empty() && result.rows.front().baseline_ms) {
     fmt::print(out, "\nspeedup = W * t1 / tW, with t1 simulated at W=1{}: {:.{}f} ms\n",
@@ -515,6 +534,9 @@ ordered_json run_json(const Scenario& scenario, const SweepRow& row) {
   run["iterations_run"] = r.iterations_run;
   run["shadow_collectives"] = r.shadow_collectives;
   run["comm"] = comm_json(scenario, *row.job, r.world_size);
+  if (scenario.parallelism == Parallelism::kDdp && row.job->ddp.comm_hook.kind != models::CommHookKind::kAllReduce) {
+    run["comm_hook"] = comm_hook_json(*row.job);
+  }
   if (scenario.parallelism == Parallelism::kFsdp) {
     run["fsdp"] = fsdp_layout_json(scenario, *row.job, r.world_size);
   } else {

@@ -406,6 +406,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   read_data(top, out);
 
   read_network(top, out);
+  read_comm_hook(top, job);
 
   job.fingerprint = top.child("debug").boolean("fingerprint", false);
   job.compute_slowdown = top.child("contention").number("compute_slowdown", 0, false, 1000, 0.0, "");

@@ -18,6 +18,9 @@ netsim::SimgridOptions read_simgrid(const Section& top);
 /// `parallelism`, the fsdp section, `optimizer`, device.memory_GB and
 /// ddp.gradient_as_bucket_view: what the program is and what memory it needs.
 void read_parallelism(const Section& top, Scenario& out);
+/// ddp.comm_hook into job.ddp.comm_hook, once the backend is known (its
+/// default rates are a GPU's or a CPU's).
+void read_comm_hook(const Section& top, models::DdpJob& job);
 /// The checkpoint and failures sections (failures are priced against a checkpoint).
 ResilienceSpec read_resilience(const Section& top, const models::DdpJob& job);
 

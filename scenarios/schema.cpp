@@ -140,6 +140,31 @@ const std::vector<Key> kScenario = {
     {"ddp.bucket_copy_GBps", T::kNumber, "GB/s", "> 0", "none (free)",
      "DDP's per-byte work: each gradient copied into its bucket at its hook and back out after the bucket's "
      "all-reduce (`profile` measures it at one rank)"},
+    {"ddp.comm_hook", T::kChoiceOrMapping, "", "allreduce, fp16_compress, bf16_compress, powerSGD, batched_powerSGD",
+     "`allreduce`",
+     "DistributedDataParallel.register_comm_hook, by PyTorch's name; or a mapping with `name` and the keys below "
+     "(docs/cost-models.md#communication-hooks)"},
+    {"ddp.comm_hook.name", T::kChoice, "", "allreduce, fp16_compress, bf16_compress, powerSGD, batched_powerSGD",
+     "**required**", "the hook; `bf16_compress` needs `nccl` (gloo cannot all-reduce bfloat16)"},
+    {"ddp.comm_hook.matrix_approximation_rank", T::kInteger, "", "1..1,024", "1", "PowerSGDState: the rank of P and Q"},
+    {"ddp.comm_hook.start_powerSGD_iter", T::kInteger, "", "0..10,000,000", "1000",
+     "PowerSGDState: syncing steps all-reduced as they are before compression starts; at least 2 with error "
+     "feedback or warm start"},
+    {"ddp.comm_hook.min_compression_rate", T::kNumber, "", ">= 0", "2",
+     "PowerSGDState: a tensor is compressed only if (n + m) r times this is below n m"},
+    {"ddp.comm_hook.use_error_feedback", T::kBool, "", "", "true",
+     "PowerSGDState: keep each bucket's compression error and add it back (one bucket-sized buffer a bucket)"},
+    {"ddp.comm_hook.warm_start", T::kBool, "", "", "true", "PowerSGDState: keep P and Q between steps"},
+    {"ddp.comm_hook.orthogonalization_epsilon", T::kNumber, "", ">= 0", "0",
+     "PowerSGDState: added to each column's norm (no cost of its own)"},
+    {"ddp.comm_hook.cast_GBps", T::kNumber, "GB/s", "> 0", "1000 (nccl), 2 (gloo): stated, not measured",
+     "fp32 bytes cast to half precision (and back) per second; `profile --comm-hook` measures it"},
+    {"ddp.comm_hook.pass_GBps", T::kNumber, "GB/s", "> 0", "1000 (nccl), 4 (gloo): stated, not measured",
+     "fp32 bytes per second of one elementwise pass (error feedback, copies; a thin matrix product's read)"},
+    {"ddp.comm_hook.matmul_GFLOPs", T::kNumber, "GFLOP/s", "> 0", "20000 (nccl), 20 (gloo): stated, not measured",
+     "PowerSGD's matrix products and orthogonalisation"},
+    {"ddp.comm_hook.op_us", T::kNumber, "us", ">= 0", "10 (nccl), 5 (gloo): stated, not measured",
+     "each torch call the hook's Python makes (ops counted from PyTorch's source)"},
     {"data", T::kMapping, "", "", "", "data loading and the DistributedSampler"},
     {"data.load_ms", T::kNumber, "ms", ">= 0", "0", "host-side data loading per micro-step, before forward"},
     {"data.dataset_size", T::kInteger, "examples", ">= 1", "none",
@@ -424,7 +449,7 @@ const Key& key(const std::vector<Key>& keys, std::string_view path) {
 
 std::vector<std::string_view> choices(const std::vector<Key>& keys, std::string_view path) {
   const Key& k = key(keys, path);
-  if (k.type != Type::kChoice) {
+  if (k.type != Type::kChoice && k.type != Type::kChoiceOrMapping) {
     throw std::logic_error(fmt::format("schema: '{}' is not a choice", path));
   }
   return split_list(k.range);

@@ -27,6 +27,7 @@ enum class Type {
   kNumberOrList,    ///< a number, or a non-empty list of distinct ones
   kBool,
   kChoice,          ///< one of the words in `range`
+  kChoiceOrMapping, ///< one of the words in `range`, or a section whose `name` is one
   kString,
   kPath,
 };

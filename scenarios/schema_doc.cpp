@@ -53,6 +53,7 @@ std::string type_cell(const std::vector<Key>& keys, const Key& k) {
     case Type::kNumberOrList: return with_unit("number" + range, k.unit) + ", or a list of distinct ones";
     case Type::kBool: return "bool";
     case Type::kChoice: return quoted_choices(k.range);
+    case Type::kChoiceOrMapping: return quoted_choices(k.range) + ", or a mapping";
     case Type::kString: return "string" + (k.range.empty() ? "" : ", " + std::string(k.range));
     case Type::kPath: return "path" + (k.range.empty() ? "" : ", " + std::string(k.range));
   }
