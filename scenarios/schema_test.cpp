@@ -53,6 +53,11 @@ void add_companions(YAML::Node& root, const std::string& path) {
     root["failures"]["relaunch_s"] = 60;
   }
   if (starts("data.") && path != "data.load_ms") root["data"]["dataset_size"] = 100;
+  if (starts("ddp.comm_hook.")) root["ddp"]["comm_hook"]["name"] = path == "ddp.comm_hook.cast_GBps" ? "fp16_compress" : "powerSGD";
+  if (path == "ddp.comm_hook.start_powerSGD_iter") {  // 0 and 1 need neither error feedback nor warm start
+    root["ddp"]["comm_hook"]["use_error_feedback"] = false;
+    root["ddp"]["comm_hook"]["warm_start"] = false;
+  }
   if (starts("fsdp.")) root["parallelism"] = "fsdp";
   if (path == "straggler.penalty_ms") root["straggler"]["model"] = "log2";
   if (path == "straggler.mean_ms" || path == "straggler.max_ms") root["straggler"]["model"] = "jitter";
@@ -209,7 +214,7 @@ TEST_CASE("every section's keys are declared, and nothing else") {
   CHECK(schema::children(schema::scenario_keys(), "ddp") ==
         std::vector<std::string_view>{"bucket_cap_mb", "first_bucket_mb", "find_unused_parameters", "static_graph",
                                       "broadcast_buffers", "gradient_accumulation", "unused_parameters",
-                                      "traversal_us_per_tensor", "gradient_as_bucket_view", "bucket_copy_GBps"});
+                                      "traversal_us_per_tensor", "gradient_as_bucket_view", "bucket_copy_GBps", "comm_hook"});
   CHECK_THROWS_AS(schema::key(schema::scenario_keys(), "ddp.bucket_cap"), std::logic_error);
   CHECK(schema::children(schema::calibration_keys(), "straggler") ==
         schema::children(schema::scenario_keys(), "straggler"));
