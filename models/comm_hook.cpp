@@ -29,6 +29,7 @@ class Work {
   }
   Work& pass(double bytes) { return add(bytes / cost_.pass_bytes_per_s); }
   Work& cast(double bytes) { return add(bytes / cost_.cast_bytes_per_s); }
+  Work& alloc(double bytes) { return cost_.alloc_bytes_per_s > 0 ? add(bytes / cost_.alloc_bytes_per_s) : *this; }
   // torch.bmm of an n x m matrix with an m x r (or n x r) one: 2 n m r
   // flops, the n x m matrix read (or written) once; whichever binds.
   Work& matmul(double n, double m, double r, double elem) {
@@ -90,7 +91,7 @@ void callback(BucketHookPlan& p, sim::Time t) { p.chain.push_back({false, 0, t})
 // hook; the half buffer all-reduced; decompress() copies it back.
 void plan_cast(BucketHookPlan& p, const HookCost& cost, std::int64_t elements) {
   Work w(cost);
-  p.at_hook = w.ops(2).cast(static_cast<double>(p.input_bytes)).take();
+  p.at_hook = w.ops(2).alloc(2.0 * static_cast<double>(elements)).cast(static_cast<double>(p.input_bytes)).take();
   all_reduce(p, 2 * elements);
   callback(p, w.ops(1).cast(static_cast<double>(p.input_bytes)).take());
 }
@@ -121,8 +122,8 @@ void plan_powersgd(BucketHookPlan& p, const CommHook& hook, const ModelSpec& mod
   // concatenated, each Q orthogonalised (drawn first without warm start),
   // P = M Q; then the uncompressed all-reduce is launched.
   w.ops(8 + uncompressed_tensors);
-  if (o.use_error_feedback) w.pass(2 * total);
-  w.pass(uncompressed_bytes);
+  if (o.use_error_feedback) w.pass(2 * total).alloc(total);  // add_, then clone into a fresh tensor
+  w.pass(uncompressed_bytes).alloc(uncompressed_bytes);      // torch.cat: a fresh tensor
   for (const Matrix& x : compressed) {
     w.ops(5);
     if (first_compressed || !o.warm_start) w.ops(2).pass(static_cast<double>(x.m * x.r) * elem);
@@ -143,7 +144,7 @@ void plan_powersgd(BucketHookPlan& p, const CommHook& hook, const ModelSpec& mod
   // decompress: Q divided, M = P Q^T, error feedback's subtraction.
   w.ops(2).pass(static_cast<double>(qs) * elem);
   for (const Matrix& x : compressed) w.ops(1).matmul(static_cast<double>(x.n), static_cast<double>(x.m), x.r, elem);
-  if (o.use_error_feedback) w.ops(1).pass(total);
+  if (o.use_error_feedback) w.ops(1).pass(total).alloc(total);  // input_tensor_cp - input_tensor: a fresh tensor
   callback(p, w.take());
 }
 
@@ -158,13 +159,13 @@ void plan_batched(BucketHookPlan& p, const CommHook& hook, const Bucket& bucket,
   const double s = static_cast<double>(side);
   Work w(hook.cost);
   w.ops(8).pass(padded - static_cast<double>(p.input_bytes));  // resize_ and the padding's fill
-  if (o.use_error_feedback) w.pass(2 * padded);
+  if (o.use_error_feedback) w.pass(2 * padded).alloc(padded);
   p.at_hook = w.orthogonalize(s, r, elem).matmul(s, s, r, elem).take();
   all_reduce(p, side * r * static_cast<std::int64_t>(elem));
   callback(p, w.ops(2).orthogonalize(s, r, elem).matmul(s, s, r, elem).take());  // compute_q
   all_reduce(p, side * r * static_cast<std::int64_t>(elem));
   w.ops(3).matmul(s, s, r, elem);  // decompress
-  if (o.use_error_feedback) w.ops(1).pass(padded);
+  if (o.use_error_feedback) w.ops(1).pass(padded).alloc(padded);
   callback(p, w.take());
 }
 
@@ -184,8 +185,8 @@ const std::vector<std::string_view>& comm_hook_names() { return kNames; }
 HookCost default_hook_cost(bool gpu) {
   // Stated, not measured: a recent GPU's memory bandwidth and a framework
   // call's launch; one CPU core's. docs/cost-models.md#communication-hooks.
-  if (gpu) return {1000e9, 1000e9, 20e12, sim::Time::from_us(10), false};
-  return {2e9, 4e9, 20e9, sim::Time::from_us(5), false};
+  if (gpu) return {1000e9, 1000e9, 20e12, 0, sim::Time::from_us(10), false};
+  return {2e9, 4e9, 20e9, 2e9, sim::Time::from_us(5), false};
 }
 
 bool CommHook::compresses(int step) const {

@@ -51,6 +51,9 @@ struct HookCost {
   double cast_bytes_per_s = 0;    ///< fp32 bytes cast to (and back from) half precision per second
   double pass_bytes_per_s = 0;    ///< one elementwise pass (add, clone, subtract, copy) over fp32 bytes
   double matmul_flops_per_s = 0;  ///< batched matrix products, flops
+  /// First touch of a tensor the hook allocates each step, bytes per second
+  /// beyond the pass that fills it (a CPU's page faults); 0: free (CUDA's caching allocator).
+  double alloc_bytes_per_s = 0;
   sim::Time per_op;               ///< each torch call the hook's Python makes (dispatch, launch)
   bool measured = false;          ///< from profile --comm-hook, not the defaults
 };

@@ -26,7 +26,7 @@ CommHook hook(CommHookKind kind, int rank = 1) {
   CommHook h;
   h.kind = kind;
   h.powersgd.matrix_approximation_rank = rank;
-  h.cost = {1e9, 2e9, 1e12, sim::Time::from_us(1), true};
+  h.cost = {1e9, 2e9, 1e12, 0, sim::Time::from_us(1), true};
   return h;
 }
 
@@ -51,6 +51,10 @@ TEST_CASE("fp16_compress: half the bytes on the wire, a cast at the hook and one
   REQUIRE(p.chain.size() == 2);
   CHECK_FALSE(p.chain[1].collective);
   CHECK(p.chain[1].time == sim::Time::ns(8448 + 1000));
+  // On a CPU the fp16 tensor is fresh memory each step: its first touch at alloc_bytes_per_s.
+  CommHook cpu = hook(CommHookKind::kFp16Compress);
+  cpu.cost.alloc_bytes_per_s = 0.5e9;
+  CHECK(models::plan_bucket_hook(cpu, m, b, true, false).at_hook == p.at_hook + sim::Time::ns(4224 * 2));  // 2112 halves, 4224 bytes at 0.5 GB/s
   // A step that does not compress (or the allreduce hook): the bucket as it is, nothing added.
   const auto plain = models::plan_bucket_hook(hook(CommHookKind::kFp16Compress), m, b, false, false);
   CHECK(collectives(plain) == std::vector<std::int64_t>{b.bytes});

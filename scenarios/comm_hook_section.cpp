@@ -41,6 +41,7 @@ models::HookCost read_cost(const Section& h, models::HookCost c) {
   rate("cast_GBps", c.cast_bytes_per_s, 1e9, "GB/s");
   rate("pass_GBps", c.pass_bytes_per_s, 1e9, "GB/s");
   rate("matmul_GFLOPs", c.matmul_flops_per_s, 1e9, "GFLOP/s");
+  rate("alloc_GBps", c.alloc_bytes_per_s, 1e9, "GB/s");
   if (h.has("op_us")) {
     c.per_op = h.micros("op_us", std::nullopt);
     c.measured = true;
@@ -89,7 +90,9 @@ void read_comm_hook(const Section& top, models::DdpJob& job) {
   if (hook.kind != models::CommHookKind::kFp16Compress && hook.kind != models::CommHookKind::kBf16Compress) {
     for (std::string_view k : kCastKeys) h.forbid(k, fmt::format("prices the half-precision casts; the hook is {}", name));
   }
-  if (hook.kind == models::CommHookKind::kAllReduce) h.forbid("op_us", "the allreduce hook adds no work of its own");
+  if (hook.kind == models::CommHookKind::kAllReduce) {
+    for (std::string_view k : {"op_us", "alloc_GBps"}) h.forbid(k, "the allreduce hook adds no work of its own");
+  }
   hook.cost = read_cost(h, hook.cost);
 }
 

@@ -114,7 +114,7 @@ nlohmann::ordered_json comm_hook_json(const models::DdpJob& job) {
   out["all_reduces_per_step"] = h.collectives;
   out["hook_compute_ms_per_step"] = std::round(h.compute_ms * 1e6) / 1e6;
   out["rates"] = {{"cast_GBps", c.cast_bytes_per_s / 1e9}, {"pass_GBps", c.pass_bytes_per_s / 1e9},
-                  {"matmul_GFLOPs", c.matmul_flops_per_s / 1e9}, {"op_us", static_cast<double>(c.per_op.count_ns()) / 1e3},
+                  {"matmul_GFLOPs", c.matmul_flops_per_s / 1e9}, {"alloc_GBps", c.alloc_bytes_per_s / 1e9}, {"op_us", static_cast<double>(c.per_op.count_ns()) / 1e3},
                   {"measured", c.measured}};
   return out;
 }

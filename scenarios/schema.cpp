@@ -163,6 +163,8 @@ const std::vector<Key> kScenario = {
      "fp32 bytes per second of one elementwise pass (error feedback, copies; a thin matrix product's read)"},
     {"ddp.comm_hook.matmul_GFLOPs", T::kNumber, "GFLOP/s", "> 0", "20000 (nccl), 20 (gloo): stated, not measured",
      "PowerSGD's matrix products and orthogonalisation"},
+    {"ddp.comm_hook.alloc_GBps", T::kNumber, "GB/s", "> 0", "free (nccl), 2 (gloo): stated, not measured",
+     "first touch of each tensor the hook allocates a step (a CPU's page faults), beyond the pass that fills it"},
     {"ddp.comm_hook.op_us", T::kNumber, "us", ">= 0", "10 (nccl), 5 (gloo): stated, not measured",
      "each torch call the hook's Python makes (ops counted from PyTorch's source)"},
     {"data", T::kMapping, "", "", "", "data loading and the DistributedSampler"},

@@ -2,7 +2,7 @@
 import argparse
 import sys
 
-from . import fit, network, recipe
+from . import fit, hooks, network, recipe
 
 
 def _world_sizes(text):
@@ -59,6 +59,14 @@ def _network_options(p):
                    help="with --network: rank R's link at FRACTION of RATE (a slow NIC); repeatable")
 
 
+def _hook_options(p, what):
+    from . import hooks
+    p.add_argument("--comm-hook", choices=hooks.NAMES, metavar="NAME", help=f"{what}: {', '.join(hooks.NAMES)}")
+    p.add_argument("--hook-option", action="append", metavar="KEY=VALUE",
+                   help="a PowerSGDState option in PyTorch's name (matrix_approximation_rank=4, "
+                        "start_powerSGD_iter=3, ...); repeatable")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python3 -m ddpsim_torch", description=__doc__)
     verbs = parser.add_subparsers(dest="verb", required=True)
@@ -98,6 +106,11 @@ def main(argv=None):
     m.add_argument("--out", required=True, help="the logs' prefix: PREFIX.rank<r>.json")
     m.add_argument("--bucket-cap-mb", type=_positive_number, default=25.0,
                    help="DistributedDataParallel's bucket_cap_mb (default 25)")
+    for v in (p, m):
+        v.add_argument("--first-bucket-mb", type=_positive_number, default=1.0,
+                       help="DDP's first rebuilt bucket's cap, dist._DEFAULT_FIRST_BUCKET_BYTES (default 1)")
+    _hook_options(p, "time the work of DDP's communication hook NAME on one rank and write it as ddp.comm_hook")
+    _hook_options(m, "register DDP's communication hook NAME (PyTorch's own) on every rank")
     _network_options(s)
     _network_options(m)
     n = verbs.add_parser("network", help="run a command (torchrun, mpirun, ...) on an emulated network: each rank a "
@@ -133,7 +146,7 @@ def main(argv=None):
             return sweep.run(args)
         if args.verb == "measure":
             return measure.run(args)
-    except (recipe.RecipeError, fit.FitError, network.NetworkError) as e:
+    except (recipe.RecipeError, fit.FitError, network.NetworkError, hooks.HookError) as e:
         print(f"ddpsim_torch: error: {e}", file=sys.stderr)
         return 2
     return 2

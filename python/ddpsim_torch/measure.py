@@ -18,6 +18,9 @@ timers (_get_ddp_logging_data at sample rate 1):
 - collective_ms / backward_comm_ms, backward_overlap_ms: DDP's comm and
   overlap timers;
 - optimizer_ms: optimizer.step() and zero_grad(), host.
+With --comm-hook NAME (--hook-option KEY=VALUE for PowerSGDState), PyTorch's
+own hook is registered on the model (hooks.py) and named in each log
+("comm_hook": {"name", "options"}).
 DDP's timers describe the previous iteration: they are read after the next
 iteration's forward, and that read's time is taken out of the step. So one
 step more than --steps is run, and the last is not written.
@@ -28,7 +31,7 @@ import time
 
 import torch
 
-from . import launch, network
+from . import hooks, launch, network
 from . import recipe as recipes
 
 
@@ -102,14 +105,18 @@ def _step(it, batch, mark, s):
     }
 
 
-def _rank_main(rank, world, recipe_path, steps, threads, out, backend, bucket_cap_mb=25.0):
+def _rank_main(rank, world, recipe_path, steps, threads, out, backend, bucket_cap_mb=25.0, hook=None,
+               first_bucket_mb=1.0):
     device = "cuda" if backend == "nccl" else "cpu"
     if device == "cpu":
         torch.set_num_threads(threads)
     built = recipes.to_device(recipes.load(recipe_path), device)
+    recipes.set_first_bucket(first_bucket_mb)
     ddp = torch.nn.parallel.DistributedDataParallel(built["model"], device_ids=[torch.cuda.current_device()]
                                                     if device == "cuda" else None, bucket_cap_mb=bucket_cap_mb)
     ddp._set_ddp_runtime_logging_sample_rate(1)
+    if hook:
+        hooks.register(ddp, hook["name"], hook["options"])
     marks, stats, data = _train(ddp, built, steps, device)
     batch = recipes.batch_size(built["batch"][0])
     names = [n for n, _ in ddp.module.named_parameters()]
@@ -129,6 +136,8 @@ def _rank_main(rank, world, recipe_path, steps, threads, out, backend, bucket_ca
         "epochs": [],
         "steps": [_step(it, batch, marks[it], stats[it]) for it in range(steps)],
     }
+    if hook:
+        log["comm_hook"] = hook
     record = network.current_record()
     if record:
         log["network"] = record
@@ -138,9 +147,18 @@ def _rank_main(rank, world, recipe_path, steps, threads, out, backend, bucket_ca
 
 def run(args):
     recipes.load(args.recipe)  # a bad recipe is refused here, not in W processes
+    hook = None
+    if args.comm_hook:  # a bad hook too
+        hook = {"name": args.comm_hook, "options": hooks.parse_options(args.comm_hook, args.hook_option, args.backend)}
+    elif args.hook_option:
+        raise hooks.HookError("--hook-option needs --comm-hook")
+    if hook and args.backend == "gloo" and hook["name"] in hooks.POWERSGD:
+        hooks.check_one_bucket(recipes.gradient_bytes(recipes.load(args.recipe)), args.bucket_cap_mb,
+                               args.first_bucket_mb)
     where = network.enter_for(args, args.world_size)
     launch.run_ranks(_rank_main, args.world_size, args.backend, args.recipe, args.steps, args.threads, args.out,
-                     args.backend, args.bucket_cap_mb)
-    print(f"measure: {args.recipe} under DistributedDataParallel, {args.world_size} ranks, {args.backend}, "
+                     args.backend, args.bucket_cap_mb, hook, args.first_bucket_mb)
+    with_hook = f", comm hook {args.comm_hook}" if hook else ""
+    print(f"measure: {args.recipe} under DistributedDataParallel, {args.world_size} ranks, {args.backend}{with_hook}, "
           f"{args.steps} steps{where}; wrote {args.out}.rank<r>.json")
     return 0

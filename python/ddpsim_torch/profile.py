@@ -16,6 +16,8 @@ What is measured, per step after --warmup steps, medians over --steps:
 - what DDP itself adds (overhead.py): the recipe again under
   DistributedDataParallel on one rank, its backward against the bare one,
   written as ddp.bucket_copy_GBps (--bare: not measured).
+With --comm-hook NAME: ddp.comm_hook with the rates of the hook's own work
+(casts, passes, matrix products, calls) timed on this device (hooks.py).
 With --ranks-per-host N (CPU), N - 1 other processes train the recipe for as
 long as all of this is measured (corunners.py): the times of one rank of a
 host that N ranks share.
@@ -31,6 +33,7 @@ import torch
 from . import clock as ddp_clock
 from . import corunners
 from . import fit
+from . import hooks
 from . import overhead as ddp_overhead
 from . import recipe as recipes
 
@@ -210,7 +213,8 @@ def _host_line(host):
             f"{host['ranks']} ranks share."]
 
 
-def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead=None, host=None, bucket_cap_mb=25.0):
+def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead=None, host=None, bucket_cap_mb=25.0,
+                  hook_lines=(), first_bucket_mb=1.0):
     """The scenario's text: every number with a comment saying where it came from."""
     order = m["orders"][0] if m["orders"] else []
     stable = all(o == order for o in m["orders"])
@@ -247,6 +251,9 @@ def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead
     ddp = _overhead_lines(m, overhead)
     if bucket_cap_mb != 25.0:
         ddp.append(f"  bucket_cap_mb: {bucket_cap_mb:.6g}   # --bucket-cap-mb, as DistributedDataParallel(bucket_cap_mb=...)")
+    if first_bucket_mb != 1.0:
+        ddp.append(f"  first_bucket_mb: {first_bucket_mb:.6g}   # --first-bucket-mb, as dist._DEFAULT_FIRST_BUCKET_BYTES")
+    ddp += list(hook_lines)
     if never:
         ddp += ["  unused_parameters:         # no gradient in any measured step"]
         ddp += [f"    - {json.dumps(names[i])}" for i in never]
@@ -276,21 +283,37 @@ def run(args):
                                   "(a GPU rank owns its device)")
     if args.device == "cuda" and not torch.cuda.is_available():
         raise recipes.RecipeError("--device cuda: torch sees no CUDA device here")
+    backend = "nccl" if args.device == "cuda" else "gloo"
+    options = hooks.parse_options(args.comm_hook, args.hook_option, backend) if args.comm_hook else {}
+    if args.hook_option and not args.comm_hook:
+        raise hooks.HookError("--hook-option needs --comm-hook")
     with corunners.CoRunners(args.recipe, args.ranks_per_host - 1, args.threads) as others:
         m, overhead = _measure_all(args)
+        hook_lines = _hook_lines(args, m, overhead, options) if args.comm_hook else []
     host = {"ranks": args.ranks_per_host, "steps": others.steps} if args.ranks_per_host > 1 else None
     collective = None
     if args.collective:
         collective = fit.fit_sweep(args.collective, overhead["buckets"] if overhead else None)
         collective["path"] = args.collective
     text = scenario_yaml(args.recipe, m, args.world_size, args.steps, args.warmup, collective, overhead, host,
-                         args.bucket_cap_mb)
+                         args.bucket_cap_mb, hook_lines, args.first_bucket_mb)
     with open(args.out, "w", encoding="utf-8") as f:
         f.write(text)
     print(f"profile: {len(m['params'])} parameters in {len(m['owners'])} modules; forward {m['total_forward_ms']:.3f} ms, "
           f"backward {m['total_backward_ms']:.3f} ms, optimizer {m['optimizer_ms']:.3f} ms (medians of {args.steps}); "
           f"wrote {args.out}")
     return 0
+
+
+def _hook_lines(args, m, overhead, options):
+    """ddp.comm_hook: the hook and its options, and the rates of its work timed here (hooks.py) on the
+    model's gradients and DDP's buckets (the one-rank run's; one bucket of every gradient with --bare)."""
+    params = [p for _, p in m["params"] if p.requires_grad]
+    buckets = overhead["buckets"] if overhead and overhead["buckets"] else [sum(p.numel() * 4 for p in params)]
+    rates, notes = {}, []
+    if args.comm_hook != "allreduce":
+        rates, notes = hooks.measure_rates(params, buckets, args.comm_hook, options, args.device, args.threads)
+    return hooks.scenario_lines(args.comm_hook, options, rates, notes)
 
 
 def _measure_all(args):
@@ -306,7 +329,7 @@ def _measure_all(args):
     if not args.bare:
         gradient_bytes = sum(p.numel() * p.element_size() for _, p in m["params"] if p.requires_grad)
         fwd, bwd, buckets = ddp_overhead.ddp_times(args.recipe, args.steps, args.warmup, args.device,
-                                                   args.bucket_cap_mb)
+                                                   args.bucket_cap_mb, args.first_bucket_mb)
         rate, added = ddp_overhead.bucket_copy(gradient_bytes, m["total_backward_ms"], bwd)
         overhead = {"rate": rate, "added_ms": added, "ddp_forward_ms": fwd, "ddp_backward_ms": bwd,
                     "gradient_bytes": gradient_bytes, "backend": "nccl" if args.device == "cuda" else "gloo",

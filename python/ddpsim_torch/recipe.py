@@ -73,3 +73,15 @@ def to_device(built, device):
     built["model"] = built["model"].to(device)
     built["batch"] = (move(inputs), targets.to(device))
     return built
+
+
+def set_first_bucket(mb):
+    """DDP's first rebuilt bucket cap, dist._DEFAULT_FIRST_BUCKET_BYTES (1 MiB by default; PyTorch reads it
+    when DistributedDataParallel is built, "User can set dist._DEFAULT_FIRST_BUCKET_BYTES")."""
+    import torch.distributed as dist
+    dist._DEFAULT_FIRST_BUCKET_BYTES = int(mb * (1 << 20))
+
+
+def gradient_bytes(built):
+    """Bytes of the recipe's trainable parameters' gradients."""
+    return sum(p.numel() * p.element_size() for p in built["model"].parameters() if p.requires_grad)
