@@ -9,6 +9,7 @@
 
 #include "models/reducer.hpp"
 #include "real_backend/checkpoint.hpp"
+#include "real_backend/half.hpp"
 #include "real_backend/trainer.hpp"
 
 namespace ddpsim::real {
@@ -16,21 +17,47 @@ namespace {
 
 using Label = CollectiveLabel;
 
+// fp16_compress_hook's buffers: each bucket cast to half at its hook, the
+// half buffer all-reduced, cast back into the bucket (decompress).
+struct HalfBuckets {
+  std::vector<std::vector<Half>> buffers;
+  std::vector<std::pair<float*, std::size_t>> buckets;  // this step's, by index
+
+  Half* compress(int b, float* data, std::size_t n) {
+    const auto ub = static_cast<std::size_t>(b);
+    if (buffers.size() <= ub) buffers.resize(ub + 1), buckets.resize(ub + 1);
+    buffers[ub].resize(n);
+    buckets[ub] = {data, n};
+    // The bucket already holds gradient / W (GradBuckets): one rounding, where
+    // the hook's buffer().to(float16).div_(W) rounds at the cast and at the division.
+    to_half(data, buffers[ub].data(), n);
+    return buffers[ub].data();
+  }
+  void decompress(int b) {
+    const auto ub = static_cast<std::size_t>(b);
+    from_half(buffers[ub].data(), buckets[ub].first, buckets[ub].second);
+  }
+};
+
 // Backward with each bucket's all-reduce launched as it becomes ready, the
-// waits for them, then the optimizer step; timed into `timing`.
-void synced_backward(Transport& t, Replica& model, StepTiming& timing) {
+// waits for them, then the optimizer step; timed into `timing`. With
+// `half`, each bucket goes through fp16_compress_hook's cast and back.
+void synced_backward(Transport& t, Replica& model, StepTiming& timing, HalfBuckets* half) {
   std::vector<std::uint64_t> tickets;
   double first_launch = -1;
   const double backward_start = steady_ms();
   model.backward([&](int bucket, float* data, std::size_t n) {
     if (first_launch < 0) first_launch = steady_ms();
-    tickets.push_back(t.all_reduce_async(data, n, {Label::Kind::kBucketAllReduce, timing.iteration, bucket}));
+    const Label label{Label::Kind::kBucketAllReduce, timing.iteration, bucket};
+    tickets.push_back(half ? t.all_reduce_half_async(half->compress(bucket, data, n), n, label)
+                           : t.all_reduce_async(data, n, label));
   });
   const double backward_end = steady_ms();
   timing.backward_end_clock_ms = backward_end;
   double last_done = backward_end;
   for (std::size_t bucket = 0; bucket < tickets.size(); ++bucket) {
     const CollectiveTimes c = t.wait(tickets[bucket]);
+    if (half) half->decompress(static_cast<int>(bucket));
     model.unpack(static_cast<int>(bucket));
     timing.collective_ms += c.finished_ms - c.started_ms;
     last_done = std::max(last_done, c.finished_ms);
@@ -48,7 +75,7 @@ void synced_backward(Transport& t, Replica& model, StepTiming& timing) {
 
 class DdpProgram final : public Program {
  public:
-  DdpProgram(Replica& replica, const TrainerOptions& o, int world) : model_(replica) {
+  DdpProgram(Replica& replica, const TrainerOptions& o, int world) : model_(replica), fp16_(o.comm_hook == "fp16_compress") {
     for (const auto& b : replica_config(o, world).buckets) buckets_.push_back(b.bytes);
   }
 
@@ -68,7 +95,9 @@ class DdpProgram final : public Program {
     timing.layer_forward_ms = model_.layer_forward_ms();
   }
 
-  void backward_and_step(Transport& t, StepTiming& timing) override { synced_backward(t, model_, timing); }
+  void backward_and_step(Transport& t, StepTiming& timing) override {
+    synced_backward(t, model_, timing, fp16_ ? &half_ : nullptr);
+  }
 
   std::string checkpoint(Transport& t, const TrainState& position, const TrainerOptions& o) override {
     if (t.rank() != 0) return {};
@@ -106,6 +135,8 @@ class DdpProgram final : public Program {
 
  private:
   Replica& model_;
+  bool fp16_;
+  HalfBuckets half_;
   std::vector<std::int64_t> buckets_;
 };
 

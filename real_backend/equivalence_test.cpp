@@ -9,6 +9,7 @@
 
 #include "models/reducer.hpp"
 #include "real_backend/grad_buckets.hpp"
+#include "real_backend/half.hpp"
 #include "real_backend/mlp.hpp"
 #include "sim/random.hpp"
 
@@ -124,5 +125,48 @@ TEST_CASE("one step on W ranks equals one step on one rank with the global batch
       opt.step(model.parameters(), model.gradients());
       CHECK(max_relative_difference(single.parameters(), model.parameters()) < 1e-5);
     }
+  }
+}
+
+TEST_CASE("fp16_compress: the buckets summed in half precision equal the fp32 sum within the rounding derived here") {
+  // Each rank's bucket (gradient / W) cast to half: one rounding, relative u =
+  // 2^-11, or at most half a subnormal step (2^-25) below 2^-14; then W - 1
+  // additions, each rounded to half (relative u of a partial sum, at most the
+  // sum of |a|); the cast back is exact. So per element
+  //   |half - fp32| <= (W u S + W 2^-25)(1 + u)^W,  S = sum over ranks of |a_r|.
+  const double u = std::ldexp(1.0, -11), sub = std::ldexp(1.0, -25);
+  for (int world : {2, 4, 8}) {
+    CAPTURE(world);
+    const real::MlpShape shape{8, {64, 32}, 4};
+    sim::Rng rng(17);
+    const auto x = random_matrix(rng, 8 * world, 8), y = random_matrix(rng, 8 * world, 4);
+    std::vector<std::vector<float>> scaled;  // each rank's gradients / W, as its bucket holds them
+    for (int r = 0; r < world; ++r) {
+      Mlp m(shape, 5);
+      m.forward_backward(x.middleRows(r * 8, 8), y.middleRows(r * 8, 8));
+      std::vector<float> g = m.gradients();
+      for (float& v : g) v /= static_cast<float>(world);
+      scaled.push_back(std::move(g));
+    }
+    const std::size_t n = scaled.front().size();
+    std::vector<real::Half> acc(n), mine(n);
+    real::to_half(scaled[0].data(), acc.data(), n);
+    for (int r = 1; r < world; ++r) {  // the ring's order; any order obeys the same bound
+      real::to_half(scaled[static_cast<std::size_t>(r)].data(), mine.data(), n);
+      real::half_sum(mine.data(), acc.data(), n);
+    }
+    std::vector<float> half_sum(n);
+    real::from_half(acc.data(), half_sum.data(), n);
+    double worst = 0;  // the largest error as a fraction of its bound
+    int differ = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      double exact = 0, s = 0;
+      for (const auto& g : scaled) exact += g[i], s += std::fabs(g[i]);
+      const double bound = (world * u * s + world * sub) * std::pow(1 + u, world);
+      worst = std::max(worst, std::fabs(half_sum[i] - exact) / bound);
+      differ += half_sum[i] != static_cast<float>(exact) ? 1 : 0;
+    }
+    CHECK(worst <= 1.0);
+    CHECK(differ > 0);  // compression did round something
   }
 }

@@ -1,4 +1,5 @@
 #include "real_backend/mpi_transport.hpp"
+#include "real_backend/half.hpp"
 
 #include <fmt/format.h>
 #include <mpi.h>
@@ -392,6 +393,39 @@ std::uint64_t MpiTransport::all_reduce_async(float* data, std::size_t n, Collect
                         DDPSIM_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, count, MPI_FLOAT, MPI_SUM, comm, r));
                       },
                       label, true, {replica ? impl_->replica_group : 0, "all_reduce", elements, elements}});
+}
+
+namespace {
+
+// MPI_Op's function: inout[i] += in[i] in half precision (the sum taken in
+// float, rounded once to half, as gloo's float16 sum).
+void half_sum_op_fn(void* in, void* inout, int* len, MPI_Datatype*) {
+  half_sum(static_cast<const Half*>(in), static_cast<Half*>(inout), static_cast<std::size_t>(*len));
+}
+
+// The half-sum op, made once MPI is up (MPI_Op_create is not thread-safe
+// under MPI_THREAD_SERIALIZED, so the caller's thread makes it); MPI_Finalize frees it.
+MPI_Op half_sum_op() {
+  static const MPI_Op op = [] {
+    MPI_Op made = MPI_OP_NULL;
+    DDPSIM_MPI_CHECK(MPI_Op_create(&half_sum_op_fn, 1, &made));
+    return made;
+  }();
+  return op;
+}
+
+}  // namespace
+
+std::uint64_t MpiTransport::all_reduce_half_async(_Float16* data, std::size_t n, CollectiveLabel label) {
+  const int count = checked_count(n);
+  MPI_Comm comm = impl_->train_comm;
+  const MPI_Op op = half_sum_op();
+  const auto elements = static_cast<std::int64_t>(n);
+  return impl_->post({0,
+                      [=](MPI_Request* r) {
+                        DDPSIM_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, count, MPI_UINT16_T, op, comm, r));
+                      },
+                      label, true, {0, "all_reduce", elements, elements, "Half"}});
 }
 
 CollectiveTimes MpiTransport::wait(std::uint64_t ticket) { return impl_->wait(ticket); }

@@ -281,6 +281,10 @@ CLI::App* add_train(CLI::App& app, TrainArgs& a) {
   train->add_option("--momentum", o.momentum, "Default 0.9");
   train->add_option("--bucket-cap-mb", o.bucket_cap_mb, "Default 25")->check(CLI::PositiveNumber);
   train->add_option("--first-bucket-mb", o.first_bucket_mb, "Default 1")->check(CLI::PositiveNumber);
+  train->add_option("--comm-hook", o.comm_hook,
+                    "DDP's communication hook: allreduce (default) or fp16_compress (each bucket all-reduced in half "
+                    "precision; --device cpu, --strategy ddp)")
+      ->check(CLI::IsMember({"allreduce", "fp16_compress"}));
   train->add_flag("--no-shuffle", a.no_shuffle, "DistributedSampler(shuffle=False)");
   train->add_option("--strategy", a.strategy, "ddp (default) or fsdp (each layer a unit, sharded over the ranks; CPU only)")
       ->check(CLI::IsMember({"ddp", "fsdp"}));
@@ -334,6 +338,10 @@ void finish_train(TrainArgs& a, const CLI::App& train) {
     }
   } else if (train.count("--sharding") > 0) {
     throw std::invalid_argument("--sharding needs --strategy fsdp");
+  }
+  if (o.comm_hook != "allreduce" && (a.device == "gpu" || a.strategy != "ddp")) {
+    throw std::invalid_argument("--comm-hook fp16_compress runs under --strategy ddp on --device cpu (the MPI "
+                                "transport's half-precision all-reduce)");
   }
   if (train.count("--ranks-per-node") > 0 && o.parallelism != ddpsim::real::Parallelism::kHybridShard) {
     throw std::invalid_argument("--ranks-per-node needs --sharding hybrid");

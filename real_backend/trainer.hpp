@@ -58,6 +58,8 @@ struct TrainerOptions {
   float momentum = 0.9f;
   double bucket_cap_mb = 25;
   double first_bucket_mb = 1;
+  /// DDP's communication hook: "allreduce" or "fp16_compress" (CPU, MPI: each bucket all-reduced in half precision).
+  std::string comm_hook = "allreduce";
   std::vector<Fault> faults;
   bool symmetric_skip = false;  ///< agree on skipping backward with a one-element all-reduce first
   std::string checkpoint_dir;   ///< empty: no checkpoints

@@ -29,6 +29,10 @@ std::string describe(const CollectiveLabel& l) {
   return "collective";
 }
 
+std::uint64_t Transport::all_reduce_half_async(_Float16*, std::size_t, CollectiveLabel) {
+  throw std::logic_error(fmt::format("the {} transport has no half-precision all_reduce (--comm-hook fp16_compress)", name()));
+}
+
 std::uint64_t Transport::all_gather_async(float*, std::size_t, CollectiveLabel) {
   throw std::logic_error(fmt::format("the {} transport has no all_gather for FSDP", name()));
 }

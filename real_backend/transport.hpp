@@ -52,6 +52,10 @@ class Transport {
   /// in this order (their sequence number), as NCCL and MPI match them.
   virtual std::uint64_t all_reduce_async(float* data, std::size_t n, CollectiveLabel label) = 0;
   virtual CollectiveTimes wait(std::uint64_t ticket) = 0;
+  /// As all_reduce_async on `n` IEEE half-precision values (fp16_compress:
+  /// each partial sum rounded to half, as gloo and NCCL sum float16). The
+  /// base class throws std::logic_error: a transport without it (NCCL's, today).
+  virtual std::uint64_t all_reduce_half_async(_Float16* data, std::size_t n, CollectiveLabel label);
   /// FSDP's collectives, asynchronous and numbered as all_reduce_async, on
   /// `n` floats at `data` (n a multiple of the world size, S = n / W):
   /// all_gather_async gathers every rank's S floats, this rank's at
