@@ -30,6 +30,7 @@ nlohmann::ordered_json config_json(const Evaluated& e) {
   nlohmann::ordered_json j{{"configuration", c.describe()},
                            {"program", c.program},
                            {"bucket_cap_mb", c.fsdp() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(c.bucket_cap_mb)},
+                           {"comm_hook", c.fsdp() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(c.comm_hook)},
                            {"gradient_accumulation", c.accumulation},
                            {"world_size", c.world_size},
                            {"activation_checkpointing", c.checkpointing},
@@ -99,7 +100,8 @@ nlohmann::ordered_json to_json(const Advice& a) {
           {"searched", a.axes},
           {"recommendation",
            {{"configuration", a.ranked.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(a.ranked.front().config.describe())},
-            {"reasons", a.reasons}}},
+            {"reasons", a.reasons},
+            {"near_tie", a.near_tie.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(a.near_tie)}}},
           {"ranked", std::move(ranked)},
           {"dropped", std::move(dropped)}};
 }

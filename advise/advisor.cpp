@@ -56,15 +56,56 @@ bool has_checkpointing(const models::ModelSpec& m) {
   return std::any_of(m.checkpointed.begin(), m.checkpointed.end(), [](int c) { return c >= 0; });
 }
 
-// One structural variant: a program, with or without checkpointing, as key edits.
+// One structural variant: a program, with or without checkpointing, (DDP) a comm hook, as key edits.
 struct Variant {
   std::string program;
   bool checkpointing = false;
+  std::string hook = "allreduce";
   std::vector<KeyEdit> edits;
 };
 
+// "fp16_compress", "powerSGD r4": a hook as advise names it.
+std::string hook_label(const models::CommHook& h) {
+  std::string s(models::to_string(h.kind));
+  if (h.powersgd_family()) s += fmt::format(" r{}", h.powersgd.matrix_approximation_rank);
+  return s;
+}
+
+// One hook to try: its label and the edits that set it (none: the scenario's own).
+struct HookChoice {
+  std::string label;
+  std::vector<KeyEdit> edits;
+};
+
+// The comm hooks DDP is tried with: the scenario's own, no hook, the
+// half-precision casts (bf16 on NCCL only: gloo cannot all-reduce it) and
+// PowerSGD at rank 1 and 4 (NCCL only: on gloo its callbacks race the next
+// bucket's all-reduce, docs/cost-models.md#communication-hooks), compressing
+// from the third step, which the warm-up then holds.
+std::vector<HookChoice> hook_axis(const scenarios::Scenario& base, std::vector<std::string>& notes) {
+  const bool nccl = base.job.backend == models::Backend::kNccl;
+  std::vector<HookChoice> out{{hook_label(base.job.ddp.comm_hook), {}}};
+  const std::string warmup = std::to_string(std::max(3, base.job.warmup_iterations));
+  std::vector<HookChoice> others{{"allreduce", {{"ddp.comm_hook", std::nullopt}}},
+                                 {"fp16_compress", {{"ddp.comm_hook", "fp16_compress"}}}};
+  if (nccl) others.push_back({"bf16_compress", {{"ddp.comm_hook", "bf16_compress"}}});
+  for (int rank : {1, 4}) {
+    if (!nccl) break;
+    others.push_back({fmt::format("powerSGD r{}", rank),
+                      {{"ddp.comm_hook", fmt::format("{{name: powerSGD, matrix_approximation_rank: {}, "
+                                                     "start_powerSGD_iter: 2}}", rank)},
+                       {"training.warmup_iterations", warmup}}});
+  }
+  if (!nccl) notes.push_back("comm hook: no PowerSGD and no bf16_compress on gloo (bfloat16 is not all-reduced; "
+                             "PowerSGD's callbacks race the next bucket's all-reduce for gloo's collective order)");
+  for (HookChoice& h : others) {
+    if (h.label != out.front().label) out.push_back(std::move(h));
+  }
+  return out;
+}
+
 std::vector<Variant> variants(const scenarios::Scenario& base, const std::vector<std::string>& blocks, bool multi_node,
-                              const std::vector<std::string>& only) {
+                              const std::vector<std::string>& only, const std::vector<HookChoice>& hooks) {
   const bool base_checkpoints = has_checkpointing(base.job.model);
   std::vector<std::optional<bool>> ac = {false};
   if (base_checkpoints || !blocks.empty()) ac.push_back(true);
@@ -77,7 +118,7 @@ std::vector<Variant> variants(const scenarios::Scenario& base, const std::vector
   std::vector<Variant> out;
   for (const std::string& program : programs) {
     for (const auto& on : ac) {
-      Variant v{program, *on, {{"faults", std::nullopt}}};  // healthy steps: faults are runs of their own
+      Variant v{program, *on, "allreduce", {{"faults", std::nullopt}}};  // healthy steps: faults are runs of their own
       if (program == "DDP") {
         v.edits.insert(v.edits.end(), {{"parallelism", "ddp"}, {"fsdp", std::nullopt}});
       } else {
@@ -89,7 +130,17 @@ std::vector<Variant> variants(const scenarios::Scenario& base, const std::vector
       } else if (!base_checkpoints) {
         v.edits.push_back({"model.activation_checkpointing", yaml_list(blocks)});
       }
-      out.push_back(std::move(v));
+      if (program != "DDP") {
+        v.hook.clear();  // FSDP has no comm hook here
+        out.push_back(std::move(v));
+        continue;
+      }
+      for (const HookChoice& h : hooks) {
+        Variant hooked = v;
+        hooked.hook = h.label;
+        hooked.edits.insert(hooked.edits.end(), h.edits.begin(), h.edits.end());
+        out.push_back(std::move(hooked));
+      }
     }
   }
   return out;
@@ -200,7 +251,7 @@ void run_variant(scenarios::Scenario s, const Variant& v, int accumulation, std:
   s.sweep.bucket_caps_mb = s.fsdp ? std::vector<double>{s.sweep.bucket_caps_mb.front()} : caps;
   s.job = scenarios::with_cap(std::move(s.job), s.sweep.bucket_caps_mb.front());
   const scenarios::SweepResult r = scenarios::run_scenario(s, nullptr, o.threads);
-  Configuration c{v.program, 0, accumulation, 0, v.checkpointing, std::nullopt};
+  Configuration c{v.program, 0, v.hook, accumulation, 0, v.checkpointing, std::nullopt};
   for (const scenarios::SweepRow& row : r.rows) out.push_back(evaluate_row(s, row, c, o.objective));
 }
 
@@ -208,7 +259,7 @@ void run_variant(scenarios::Scenario s, const Variant& v, int accumulation, std:
 // (shortest round-trip form), each tagged with its sweep's index.
 nlohmann::json to_wire(const Evaluated& e, std::size_t unit) {
   const Configuration& c = e.config;
-  nlohmann::json j{{"u", unit},         {"p", c.program},  {"cap", c.bucket_cap_mb}, {"a", c.accumulation},
+  nlohmann::json j{{"u", unit},         {"p", c.program},  {"cap", c.bucket_cap_mb}, {"h", c.comm_hook}, {"a", c.accumulation},
                    {"w", c.world_size}, {"ac", c.checkpointing}, {"gb", e.global_batch}, {"sps", e.samples_per_s},
                    {"eff", e.efficiency}, {"exp", e.exposed_comm_ms}, {"peak", e.peak_bytes},
                    {"states", e.model_state_bytes}, {"fits", e.fits}, {"out", e.outcome}, {"obj", e.objective}};
@@ -223,6 +274,7 @@ Evaluated from_wire(const nlohmann::json& j) {
   Configuration& c = e.config;
   c.program = j.at("p").get<std::string>();
   c.bucket_cap_mb = j.at("cap").get<double>();
+  c.comm_hook = j.at("h").get<std::string>();
   c.accumulation = j.at("a").get<int>();
   c.world_size = j.at("w").get<int>();
   c.checkpointing = j.at("ac").get<bool>();
@@ -266,6 +318,14 @@ std::vector<std::string> describe_axes(const std::vector<Variant>& vs, const std
   std::vector<std::string> out;
   out.push_back("program: " + fmt::format("{}", fmt::join(programs, ", ")));
   out.push_back("bucket_cap_mb (DDP): " + fmt::format("{}", fmt::join(caps, ", ")));
+  std::vector<std::string> hooks;
+  for (const Variant& v : vs) {
+    if (v.program == "DDP" && std::find(hooks.begin(), hooks.end(), v.hook) == hooks.end()) hooks.push_back(v.hook);
+  }
+  if (!hooks.empty()) {
+    out.push_back(fmt::format("comm hook (DDP): {} (rates: the scenario's for its own hook, else ddpsim's stated "
+                              "defaults)", fmt::join(hooks, ", ")));
+  }
   out.push_back("gradient accumulation: " + fmt::format("{}", fmt::join(accs, ", ")));
   out.push_back("world size: " + fmt::format("{}", fmt::join(worlds, ", ")));
   if (has_checkpointing(base.job.model)) {
@@ -309,11 +369,59 @@ bool higher_is_better(Objective o) { return o == Objective::kThroughput || o == 
 std::string Configuration::describe() const {
   std::string s = program;
   if (!fsdp()) s += fmt::format(" cap {:g}", bucket_cap_mb);
+  if (!fsdp() && comm_hook != "allreduce") s += ", " + comm_hook;
   s += fmt::format(", accum {}, W={}", accumulation, world_size);
   if (checkpointing) s += ", AC";
   if (checkpoint_interval_min) s += fmt::format(", ckpt {:.0f} min", *checkpoint_interval_min);
   return s;
 }
+
+std::array<int, 3> change_cost(const Configuration& c, const Configuration& s) {
+  const bool ddp = !c.fsdp();
+  const int from_scenario = (c.program != s.program) + (ddp && c.bucket_cap_mb != s.bucket_cap_mb) +
+                            (ddp && c.comm_hook != s.comm_hook) + (c.accumulation != s.accumulation) +
+                            (c.checkpointing != s.checkpointing);
+  const int from_defaults = (ddp && c.bucket_cap_mb != 25) + (ddp && c.comm_hook != "allreduce") +
+                            (c.accumulation != 1) + c.checkpointing;
+  const int complexity = c.fsdp() + (ddp && c.comm_hook != "allreduce") + c.checkpointing;
+  return {from_scenario, from_defaults, complexity};
+}
+
+namespace {
+
+// Within a near tie of the best, the configuration that changes least
+// (change_cost) goes first, and advice.near_tie says why.
+void prefer_within_tie(Advice& a) {
+  if (a.ranked.size() < 2) return;
+  const Evaluated& best = a.ranked.front();
+  const auto pct = [&](const Evaluated& e) {
+    return higher_is_better(a.objective) ? 100 * (best.objective / e.objective - 1)
+                                         : 100 * (e.objective / best.objective - 1);
+  };
+  std::size_t chosen = 0;
+  for (std::size_t i = 1; i < a.ranked.size() && pct(a.ranked[i]) < kNearTiePct; ++i) {
+    if (change_cost(a.ranked[i].config, a.scenario_config) < change_cost(a.ranked[chosen].config, a.scenario_config)) {
+      chosen = i;
+    }
+  }
+  if (chosen == 0) return;
+  const std::array<int, 3> mine = change_cost(a.ranked[chosen].config, a.scenario_config);
+  const std::array<int, 3> theirs = change_cost(best.config, a.scenario_config);
+  const std::string why = mine[0] != theirs[0]   ? fmt::format("it keeps more of the scenario's settings ({} changed "
+                                                                    "against {})", mine[0], theirs[0])
+                          : mine[1] != theirs[1] ? fmt::format("it is nearer PyTorch's defaults ({} changed against "
+                                                               "{})", mine[1], theirs[1])
+                                                 : "the simpler program (DDP over FSDP, no hook over a hook, no "
+                                                   "activation checkpointing)";
+  a.near_tie = fmt::format("{} kept: {} is {:.1f} % better {}, a near tie (under {:g} %, within what the model's "
+                           "error can tell apart), and {}",
+                           a.ranked[chosen].config.describe(), best.config.describe(), pct(a.ranked[chosen]),
+                           to_string(a.objective), kNearTiePct, why);
+  std::rotate(a.ranked.begin(), a.ranked.begin() + static_cast<std::ptrdiff_t>(chosen),
+              a.ranked.begin() + static_cast<std::ptrdiff_t>(chosen) + 1);
+}
+
+}  // namespace
 
 Advice advise(const std::string& scenario_path, const AdviseOptions& o) {
   const std::string text = scenarios::read_scenario_text(scenario_path);
@@ -333,7 +441,9 @@ Advice advise(const std::string& scenario_path, const AdviseOptions& o) {
                        fmt::format("expected some of {}", fmt::join(known, ", ")));
     }
   }
-  const std::vector<Variant> vs = variants(base, blocks, multi_node, o.programs);
+  std::vector<std::string> hook_notes;
+  const std::vector<HookChoice> hooks = hook_axis(base, hook_notes);
+  const std::vector<Variant> vs = variants(base, blocks, multi_node, o.programs, hooks);
   if (vs.empty()) {
     throw InputError({"the command line", 0, 0}, "--programs", fmt::format("{}", fmt::join(o.programs, ",")),
                      "expected a program that applies: hybrid sharding needs a cluster of more than one node");
@@ -378,7 +488,17 @@ Advice advise(const std::string& scenario_path, const AdviseOptions& o) {
   advice.device_bytes = base.memory.device_bytes;
   advice.scenario_cap_mb = base.sweep.bucket_caps_mb.front();
   advice.axes = describe_axes(vs, caps, accs, worlds, blocks, base);
+  if (std::any_of(vs.begin(), vs.end(), [](const Variant& v) { return v.program == "DDP"; })) {
+    advice.axes.insert(advice.axes.end(), hook_notes.begin(), hook_notes.end());
+  }
   advice.axes.insert(advice.axes.end(), left_out.begin(), left_out.end());
+  advice.scenario_config = {base.fsdp ? std::string(models::to_string(base.fsdp->sharding)) : "DDP",
+                            base.sweep.bucket_caps_mb.front(),
+                            base.fsdp ? "allreduce" : hook_label(base.job.ddp.comm_hook),
+                            base_accumulation(base),
+                            0,
+                            has_checkpointing(base.job.model),
+                            std::nullopt};
   for (Evaluated& e : all) (e.fits && e.step_ms ? advice.ranked : advice.dropped).push_back(std::move(e));
   const bool higher = higher_is_better(o.objective);
   std::stable_sort(advice.ranked.begin(), advice.ranked.end(), [&](const Evaluated& a, const Evaluated& b) {
@@ -389,6 +509,7 @@ Advice advise(const std::string& scenario_path, const AdviseOptions& o) {
     if (a.peak_bytes != b.peak_bytes) return a.peak_bytes < b.peak_bytes;
     return a.config.describe() < b.config.describe();
   });
+  prefer_within_tie(advice);
   advice.reasons = reasons(advice);
   return advice;
 }

@@ -11,6 +11,7 @@
 // more goodput with). Every configuration is a variant of the scenario's
 // file, loaded and validated as that file would be (scenarios/variant.hpp).
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -54,6 +55,9 @@ const std::vector<std::string>& known_programs();
 struct Configuration {
   std::string program;  ///< "DDP" or the FSDP sharding strategy, PyTorch's name
   double bucket_cap_mb = 25;  ///< DDP only
+  /// DDP only: the communication hook, ddp.comm_hook's name ("powerSGD r4" with
+  /// its rank); "allreduce" is DDP without one.
+  std::string comm_hook = "allreduce";
   int accumulation = 1;
   int world_size = 1;
   bool checkpointing = false;  ///< activation checkpointing of the model's blocks
@@ -85,6 +89,10 @@ struct Advice {
   Objective objective = Objective::kThroughput;
   std::optional<std::int64_t> device_bytes;
   double scenario_cap_mb = 25;     ///< the scenario's (first) bucket_cap_mb, what a cap is compared with
+  /// What the scenario itself asks for, which a near tie keeps (prefer()).
+  Configuration scenario_config;
+  /// Set when a near tie put a configuration other than the objective's best first: why.
+  std::string near_tie;
   std::vector<std::string> axes;   ///< what was searched, a line each
   std::vector<Evaluated> ranked;   ///< those that fit and completed, best first
   std::vector<Evaluated> dropped;  ///< those that did not fit, least over first
@@ -99,5 +107,17 @@ Advice advise(const std::string& scenario_path, const AdviseOptions& options);
 
 /// Higher is better for this objective.
 bool higher_is_better(Objective o);
+
+/// Within this many percent of the best, configurations are a near tie: the
+/// model's error cannot tell them apart.
+inline constexpr double kNearTiePct = 1;
+
+/// How much `c` asks a user to change, compared lexicographically (fewer is
+/// preferred within a near tie): the settings that differ from the
+/// scenario's, then from PyTorch's defaults (bucket_cap_mb 25, no hook, no
+/// accumulation, no checkpointing), then the program's complexity (FSDP
+/// over DDP, a hook, activation checkpointing). World size is the user's
+/// question, not a setting: left out.
+std::array<int, 3> change_cost(const Configuration& c, const Configuration& scenario);
 
 }  // namespace ddpsim::advise

@@ -11,6 +11,7 @@
 
 using namespace ddpsim;
 using advise::AdviseOptions;
+using advise::Configuration;
 using advise::Evaluated;
 
 namespace {
@@ -31,7 +32,7 @@ TEST_CASE("a model too big for DDP's memory goes to FSDP, and the advice says by
   const auto ddp_dropped = std::count_if(a.dropped.begin(), a.dropped.end(), [](const Evaluated& e) {
     return !e.config.fsdp() && !e.fits;
   });
-  CHECK(ddp_dropped == 10);  // 5 caps, with and without activation checkpointing
+  CHECK(ddp_dropped == 50);  // 5 caps x 5 comm hooks, with and without activation checkpointing
   REQUIRE_FALSE(a.reasons.empty());
   CHECK(a.reasons[0].find("DDP needs 40.5 GiB per GPU at W=8") != std::string::npos);
   CHECK(a.reasons[0].find("40.0 GiB available") != std::string::npos);
@@ -43,6 +44,48 @@ TEST_CASE("a small model on a fast network stays on DDP") {
   CHECK(a.ranked.front().config.program == "DDP");
   CHECK(a.dropped.empty());
   CHECK(mentions(a.reasons, "DDP over FSDP"));
+}
+
+TEST_CASE("a near tie keeps the scenario's settings, and says so") {
+  // BERT-base on one NVSwitch node: cap 1 is 0.0 % faster than the scenario's 25.
+  const advise::Advice a = advise::advise(fixture("bert_one_node.yaml"), {});
+  REQUIRE_FALSE(a.ranked.empty());
+  const Configuration& c = a.ranked.front().config;
+  CHECK(c.program == "DDP");
+  CHECK(c.bucket_cap_mb == 25);
+  CHECK(c.comm_hook == "allreduce");
+  REQUIRE_FALSE(a.reasons.empty());
+  CHECK(a.reasons[0].find("kept: DDP cap 1, accum 1, W=8 is 0.0 % better throughput, a near tie") != std::string::npos);
+  CHECK(a.reasons[0].find("it keeps more of the scenario's settings") != std::string::npos);
+  CHECK_FALSE(mentions(a.reasons, "rather than the scenario's 25"));
+}
+
+TEST_CASE("within a near tie: the scenario's settings, then PyTorch's defaults, then the simpler program") {
+  const Configuration scenario{"DDP", 5, "allreduce", 1, 8, false, std::nullopt};
+  const auto cost = [&](Configuration c) { return advise::change_cost(c, scenario); };
+  const Configuration same = scenario;
+  Configuration cap25 = scenario, hooked = scenario, fsdp = scenario, cap50 = scenario;
+  cap25.bucket_cap_mb = 25;
+  cap50.bucket_cap_mb = 50;
+  hooked.comm_hook = "fp16_compress";
+  fsdp.program = "FULL_SHARD";
+  CHECK(cost(same) < cost(cap25));   // the scenario's own cap first
+  CHECK(cost(cap25) < cost(cap50));  // then PyTorch's default cap: one change either way
+  CHECK(cost(cap50) < cost(hooked)); // then no hook over a hook (one change each, a hook is not a default)
+  CHECK(cost(cap25) < cost(fsdp));   // and DDP over FSDP
+  Configuration world = scenario;
+  world.world_size = 64;
+  CHECK(cost(world) == cost(same));  // the world size is the question, not a setting
+}
+
+TEST_CASE("on a slow network a comm hook wins, and the advice says what it buys") {
+  const advise::Advice a = advise::advise(fixture("slow_network_small_buckets.yaml"), {});
+  REQUIRE_FALSE(a.ranked.empty());
+  CHECK(mentions(a.axes, "comm hook (DDP): allreduce, fp16_compress, bf16_compress, powerSGD r1, powerSGD r4"));
+  const Configuration& c = a.ranked.front().config;
+  CHECK(c.comm_hook != "allreduce");
+  CHECK(mentions(a.reasons, c.comm_hook + ": "));
+  CHECK(mentions(a.reasons, "% less exposed communication"));
 }
 
 TEST_CASE("a slow network with small buckets moves the cap up") {

@@ -9,7 +9,6 @@ namespace ddpsim::advise {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
-constexpr double kNearTiePct = 1;  // below this, say the choice is a near tie
 
 double gib(std::int64_t bytes) { return static_cast<double>(bytes) / kGiB; }
 
@@ -34,6 +33,9 @@ double better_pct(Objective o, double best, double other) {
 // "4.2 % better throughput", or for a small margin a warning that it is one.
 std::string margin(const Advice& a, double best, double other) {
   const double pct = better_pct(a.objective, best, other);
+  if (pct < 0) {  // a near tie kept the recommendation over a slightly better one
+    return fmt::format("{:.1f} % worse {}: a near tie, kept as said above", -pct, to_string(a.objective));
+  }
   if (pct < kNearTiePct) {
     return fmt::format("{:.1f} % better {}: a near tie, within what the model's error can tell apart", pct,
                        to_string(a.objective));
@@ -79,6 +81,21 @@ std::string cap_reason(const Advice& a, const Evaluated& best) {
                      "against {:.1f}; {}",
                      c.bucket_cap_mb, a.scenario_cap_mb, best.exposed_comm_ms, at_own->exposed_comm_ms,
                      margin(a, best.objective, at_own->objective));
+}
+
+// A comm hook that wins (or the scenario's that loses to none): against the best run without one.
+std::string hook_reason(const Advice& a, const Evaluated& best) {
+  const Configuration& c = best.config;
+  if (c.fsdp() || c.comm_hook == "allreduce") return {};
+  const Evaluated* plain = first_of(a.ranked, [&](const Configuration& x) {
+    return x.program == c.program && x.world_size == c.world_size && x.comm_hook == "allreduce" &&
+           x.accumulation == c.accumulation && x.checkpointing == c.checkpointing;
+  });
+  if (!plain) return {};
+  const double less = plain->exposed_comm_ms > 0 ? 100 * (1 - best.exposed_comm_ms / plain->exposed_comm_ms) : 0;
+  return fmt::format("{}: {:.0f} % less exposed communication ({:.1f} ms a step against {:.1f} with no hook, {}); {}",
+                     c.comm_hook, less, best.exposed_comm_ms, plain->exposed_comm_ms, plain->config.describe(),
+                     margin(a, best.objective, plain->objective));
 }
 
 std::string accumulation_reason(const Advice& a, const Evaluated& best) {
@@ -142,7 +159,8 @@ std::vector<std::string> reasons(const Advice& a) {
   }
   const Evaluated& best = a.ranked.front();
   std::vector<std::string> out;
-  for (const auto& why : {program_reason, checkpointing_reason, cap_reason, accumulation_reason, world_reason}) {
+  if (!a.near_tie.empty()) out.push_back(a.near_tie);
+  for (const auto& why : {program_reason, checkpointing_reason, hook_reason, cap_reason, accumulation_reason, world_reason}) {
     std::string r = why(a, best);
     if (!r.empty()) out.push_back(std::move(r));
   }
