@@ -3,11 +3,12 @@ under its communication hooks (PyTorch's own: allreduce_hook,
 fp16_compress_hook, powerSGD_hook at rank 1 and 4) on an emulated 1 Gbit/s
 network (docs/emulated-network.md), where compression matters.
 
-Per recipe: one all-reduce sweep at W = 2 under the shaping; then per hook,
-profile at W = 1 with --comm-hook (the hook's own work timed there: casts,
-passes, matrix products, calls; the collective section fitted to the sweep
-at DDP's buckets), measure W = 2 under the shaping with the same hook
-registered, predict with `ddpsim validate`. PowerSGD starts inside the
+Per recipe: one all-reduce sweep at W = 2 under the shaping; two profiles
+at W = 1 with --comm-hook (profiles(): the hook's own work timed there:
+casts, passes, first touch of fresh tensors, matrix products, calls; the
+collective section fitted to the sweep at DDP's buckets), each hook's
+scenario from them; per hook, measure W = 2 under the shaping with the same
+hook registered, predict with `ddpsim validate`. PowerSGD starts inside the
 measured steps (start_powerSGD_iter = SWITCH), so a row's steps hold both
 plain and compressed ones; each PowerSGD row is also validated on either
 side of the switch (the scenario's warm-up and iterations cut there, the
@@ -71,14 +72,50 @@ def retrain(scenario, out, iterations, warmup):
     return out
 
 
-def run_hook(a, name, label, hook_name, options, one_bucket, sweep):
+def without_hook(text):
+    """A profile's scenario with its ddp.comm_hook block taken out: DDP without a hook."""
+    out, inside = [], False
+    for line in text.splitlines(keepends=True):
+        if line.startswith("  comm_hook:"):
+            inside = True
+            continue
+        if inside and line.startswith("    "):
+            continue
+        inside = False
+        out.append(line)
+    return "".join(out)
+
+
+def profiles(a, name, sweep):
+    """The scenario of every hook, from two profiles (each profile: the bare model, one-rank DDP, the hook's
+    rates): fp16_compress at DDP's default buckets (allreduce: the same, its hook block out), and PowerSGD
+    rank 4 on one bucket (allreduce_1bucket: its hook block out; rank 1: the rank edited, its matrix product
+    rate the one timed at rank 4)."""
+    recipe = os.path.join(ROOT, "python", "recipes", name + ".py")
+    texts = {}
+    for label, hook_name, options, one_bucket in (HOOKS[1], HOOKS[4]):
+        path = os.path.join(a.work, f"{name}_{label}.yaml")
+        torch_ddp.tool(["profile", recipe, "--out", path, "--world-size", "1,2", "--collective", sweep]
+                       + hook_args(hook_name, options, one_bucket, SWITCH[name]))
+        texts[label] = open(path, encoding="utf-8").read()
+    texts["allreduce"] = without_hook(texts["fp16_compress"])
+    texts["allreduce_1bucket"] = without_hook(texts["powerSGD_r4"])
+    texts["powerSGD_r1"] = texts["powerSGD_r4"].replace("matrix_approximation_rank: 4", "matrix_approximation_rank: 1")
+    paths = {}
+    for label, text in texts.items():
+        paths[label] = os.path.join(a.work, f"{name}_{label}.yaml")
+        with open(paths[label], "w", encoding="utf-8") as f:
+            f.write(text)
+    return paths
+
+
+def run_hook(a, name, label, hook_name, options, one_bucket, scenario):
     """{'all': row, 'before': row, 'after': row}: (measured, predicted, error %, closed-form error %)."""
     recipe = os.path.join(ROOT, "python", "recipes", name + ".py")
     steps, switch = STEPS[name], SWITCH[name]
     tag = f"{name}_{label}"
-    scenario, prefix = os.path.join(a.work, f"{tag}.yaml"), os.path.join(a.work, f"{tag}_w2")
+    prefix = os.path.join(a.work, f"{tag}_w2")
     hook = hook_args(hook_name, options, one_bucket, switch)
-    torch_ddp.tool(["profile", recipe, "--out", scenario, "--world-size", "1,2", "--collective", sweep] + hook)
     torch_ddp.tool(["measure", recipe, "--world-size", "2", "--steps", str(steps), "--network", a.rate, "--out", prefix]
                    + hook)
     row = {"all": net.row_at(a, a.ddpsim, retrain(scenario, scenario, steps, 2), prefix)}
@@ -155,8 +192,9 @@ def main():
     for name in a.recipes.split(","):
         grad = net.gradient_bytes(name)
         sweep = net.sweep_at(a, a.rate, 2 * grad, os.path.join(a.work, f"sweep_{name}_{a.rate}.json"))
+        scenarios = profiles(a, name, sweep)
         for label, hook_name, options, one_bucket in HOOKS:
-            rows[(name, label)] = run_hook(a, name, label, hook_name, options, one_bucket, sweep)
+            rows[(name, label)] = run_hook(a, name, label, hook_name, options, one_bucket, scenarios[label])
             print(f"  {name} {label}: " + ", ".join(f"{k} measured {v[0]:.2f} predicted {v[1]:.2f} ({v[2]:+.1f} %)"
                                                      for k, v in rows[(name, label)].items()), flush=True)
     errors = report(rows)
