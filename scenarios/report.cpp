@@ -347,22 +347,6 @@ std::string cluster_line(const models::ClusterSpec& c, const models::DdpJob& job
 
 }  // namespace
 
-// The comm hook's line: bytes handed over and all-reduced, its compute, which steps it compresses.
-void write_comm_hook(std::ostream& out, const models::DdpJob& job) {
-  const models::CommHook& hook = job.ddp.comm_hook;
-  const HookSummary h = comm_hook_summary(job);
-  const double ratio = h.wire_bytes > 0 ? static_cast<double>(h.input_bytes) / static_cast<double>(h.wire_bytes) : 0;
-  fmt::print(out, "\ncomm hook {}: a step it compresses all-reduces {:.3f} MB of the {:.3f} MB DDP hands it ({:.1f}x less, "
-                  "{} all-reduces) and computes {:.3f} ms (rates: {})",
-             models::to_string(hook.kind), static_cast<double>(h.wire_bytes) / 1e6, static_cast<double>(h.input_bytes) / 1e6,
-             ratio, h.collectives, h.compute_ms, hook.cost.measured ? "from the scenario" : "stated defaults, not measured");
-  if (hook.powersgd_family()) {
-    fmt::print(out, "; rank {}, from step {}: {} of the {} measured steps", hook.powersgd.matrix_approximation_rank,
-               hook.powersgd.start_powerSGD_iter, h.compressed_steps, h.measured_steps);
-  }
-  fmt::print(out, "\n");
-}
-
 void write_table(std::ostream& out, const Scenario& scenario, const SweepResult& result) {
   const models::DdpJob& job = scenario.job;
   const std::string iterations = job.epochs == 1 ? fmt::format("{} iterations", job.iterations)
