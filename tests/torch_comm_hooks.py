@@ -11,15 +11,16 @@ scenario from them; per hook, measure W = 2 under the shaping with the same
 hook registered, predict with `ddpsim validate`. PowerSGD starts inside the
 measured steps (start_powerSGD_iter = SWITCH), so a row's steps hold both
 plain and compressed ones; each PowerSGD row is also validated on either
-side of the switch (the scenario's warm-up and iterations cut there, the
-measured steps with them).
+side of the switch ('before', 'after': the scenario's warm-up and
+iterations cut there, the measured steps with them) and in its steady state
+('steady': from STEADY steps past the switch).
 
 The targets (docs/validation.md), printed as met or not:
 - each hook's speed-up over allreduce (measured step / the hook's) predicted
-  within 3 points;
+  within 3 points, over all the measured steps and (PowerSGD) in steady state;
 - predicted against measured step time, per row, beside the closed form.
-Exits 1 past --max-error-pct on any row (a broken pipeline: the bound sits
-above the targets, which are reported, not enforced), 77 (ctest: skipped)
+Exits 1 past --max-error-pct on any row but 'after' (a broken pipeline: the
+bound sits above the targets, which are reported, not enforced), 77 (ctest: skipped)
 without torch or where a network namespace cannot be made.
 
 Usage: torch_comm_hooks.py DDPSIM WORK_DIR [--recipes cnn,embedding] [--rate 1gbit] [--json OUT]
@@ -50,6 +51,9 @@ HOOKS = [("allreduce", "allreduce", [], False), ("fp16_compress", "fp16_compress
          ("powerSGD_r1", "powerSGD", ["matrix_approximation_rank=1"], True),
          ("powerSGD_r4", "powerSGD", ["matrix_approximation_rank=4"], True)]
 ONE_BUCKET_MB = 4096  # past any recipe's gradient
+# The first compressed steps cost more than the rest (Q drawn, the error buffer and P, Q created,
+# first calls), and the other rank waits for them: 'steady' leaves out this many from the switch on.
+STEADY = 2
 
 
 def hook_args(hook, options, one_bucket, switch):
@@ -123,8 +127,10 @@ def run_hook(a, name, label, hook_name, options, one_bucket, scenario):
         before = retrain(scenario, os.path.join(a.work, f"{tag}_before.yaml"), switch, 2)
         link_before(prefix, switch)
         after = retrain(scenario, os.path.join(a.work, f"{tag}_after.yaml"), steps, switch)
+        steady = retrain(scenario, os.path.join(a.work, f"{tag}_steady.yaml"), steps, switch + STEADY)
         row["before"] = net.row_at(a, a.ddpsim, before, prefix + "_before")
         row["after"] = net.row_at(a, a.ddpsim, after, prefix)
+        row["steady"] = net.row_at(a, a.ddpsim, steady, prefix)
     return row
 
 
@@ -144,18 +150,19 @@ def report(rows):
           f"{'closed_form':>11}")
     errors = []
     for (name, label), row in rows.items():
-        for part in ("all", "before", "after"):
+        for part in ("all", "before", "after", "steady"):
             if part not in row:
                 continue
             m, p, e, c = row[part]
-            errors.append(abs(e))
+            if part != "after":  # 'after' holds the first compressed steps' transient: reported, not bounded
+                errors.append(abs(e))
             print(f"{name:<10} {label:<14} {part:<7} {m:>11.2f} {p:>12.2f} {e:>+7.1f}% {c:>+10.1f}%")
     for name in sorted({n for n, _ in rows}):
         for (n, label), row in rows.items():
             base = rows.get((name, "allreduce_1bucket" if label.startswith("powerSGD") else "allreduce"))
             if n != name or label.startswith("allreduce") or not base:
                 continue
-            for part in ("all", "after"):
+            for part in ("all", "steady"):
                 if part not in row:
                     continue
                 # allreduce's steps are all alike: its mean stands for either side of the switch.
