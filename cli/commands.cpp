@@ -143,6 +143,7 @@ int validate_cmd(const ValidateOptions& o) {
   const auto rows = ddpsim::validate::compare(scenario, measured);
   fmt::print("{}", ddpsim::validate::validation_table(rows));
   fmt::print("{}", ddpsim::validate::ready_order_report(scenario, measured));
+  fmt::print("{}", ddpsim::validate::comm_hook_report(scenario, measured));
   if (!o.report.empty()) {
     std::filesystem::create_directories(o.report);
     write_file(o.report + "/report.md", ddpsim::validate::validation_markdown(scenario, rows));

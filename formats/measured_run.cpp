@@ -81,6 +81,13 @@ RankLog read_log(const Json& j) {
   read_if(j, "device", out.device);
   read_if(j, "transport", out.transport);
   if (j.contains("network")) out.network = j.at("network").dump();
+  if (j.contains("comm_hook")) {
+    const Json& h = j.at("comm_hook");
+    if (!h.is_object() || !h.contains("name") || !h.at("name").is_string()) {
+      throw FormatError("", "comm_hook", "expected {\"name\": a hook's name, \"options\": {...}}");
+    }
+    out.comm_hook = h.at("name").get<std::string>();
+  }
   if (j.contains("sizes")) {
     const Json& s = j.at("sizes");
     out.sizes.widths = s.at("widths").get<std::string>();
@@ -198,6 +205,7 @@ std::string to_json(const RankLog& log) {
   j["device"] = log.device;
   j["transport"] = log.transport;
   if (!log.network.empty()) j["network"] = Ordered::parse(log.network);
+  if (!log.comm_hook.empty()) j["comm_hook"] = {{"name", log.comm_hook}, {"options", Ordered::object()}};
   j["sizes"] = {{"widths", log.sizes.widths},
                 {"parameters", log.sizes.parameters},
                 {"gradient_bytes", log.sizes.gradient_bytes},

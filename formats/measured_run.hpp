@@ -70,6 +70,9 @@ struct RankLog {
   /// The emulated network the run had (`network`: its shaping check, each link's measured rate,
   /// docs/emulated-network.md) as compact JSON; empty for a run without one.
   std::string network;
+  /// DDP's communication hook the run registered (`comm_hook.name`: "fp16_compress", "powerSGD", ...);
+  /// empty: none (allreduce).
+  std::string comm_hook;
   struct Sizes {
     std::string widths;
     std::int64_t parameters = 0, gradient_bytes = 0, dataset_size = 0;

@@ -122,3 +122,14 @@ TEST_CASE("a run on an emulated network keeps the network's check: each link's m
   CHECK(formats::to_json(formats::read_rank_log(std::string(DDPSIM_MEASURED_DIR) + "/torch_mlp_w2.rank0.json"))
             .find("\"network\"") == std::string::npos);
 }
+
+TEST_CASE("a run under a comm hook names it (ddpsim_torch measure --comm-hook), and writes it out again") {
+  const std::string path = std::string(DDPSIM_MEASURED_DIR) + "/torch_mlp_fp16_w2.rank0.json";
+  const formats::RankLog log = formats::read_rank_log(path);
+  CHECK(log.comm_hook == "fp16_compress");
+  CHECK(formats::read_rank_log(write_temp("hook.rank0.json", formats::to_json(log))).comm_hook == "fp16_compress");
+  CHECK(formats::read_rank_log(std::string(DDPSIM_MEASURED_DIR) + "/torch_mlp_w2.rank0.json").comm_hook.empty());
+  std::string text = formats::to_json(log);
+  text.replace(text.find("\"name\": \"fp16_compress\""), 23, "\"nome\": \"fp16_compress\"");
+  CHECK_THROWS_AS(formats::read_rank_log(write_temp("bad_hook.rank0.json", text)), formats::FormatError);
+}

@@ -181,6 +181,7 @@ void write_rank_json(const std::string& prefix, const ddpsim::real::Transport& t
   log.device = device;
   log.transport = t.name();
   log.network = ddpsim::real::emulated_network_record();
+  if (o.comm_hook != "allreduce") log.comm_hook = o.comm_hook;
   log.sizes = {widths, static_cast<std::int64_t>(r.parameters.size()),
                static_cast<std::int64_t>(r.parameters.size() * sizeof(float)), o.dataset_size, r.bucket_bytes, r.unit_bytes};
   log.parallelism = ddpsim::real::parallelism_name(o.parallelism);

@@ -98,6 +98,7 @@ Measured read_measured(const std::string& prefix, int warmup) {
   m.transport = r0.transport;
   m.ready_order = r0.gradient_ready_order;
   m.parallelism = r0.parallelism;
+  if (!r0.comm_hook.empty()) m.comm_hook = r0.comm_hook;
   for (const formats::RankLog& log : logs) {
     if (log.peak_memory_bytes >= 0) m.peak_memory_bytes = std::max(m.peak_memory_bytes.value_or(0), log.peak_memory_bytes);
   }
@@ -176,6 +177,19 @@ ContentionFit fit_compute_slowdown(const scenarios::Scenario& scenario, int worl
   fit.note = fmt::format("W = {}: measured {:.4g} ms; predicted {:.4g} ms without contention, {:.4g} ms with it",
                          world_size, measured_ms, fit.predicted_without_ms, fit.predicted_ms);
   return fit;
+}
+
+std::string comm_hook_report(const scenarios::Scenario& scenario, const std::vector<Measured>& measured) {
+  if (scenario.parallelism != scenarios::Parallelism::kDdp) return {};
+  const std::string modelled(models::to_string(scenario.job.ddp.comm_hook.kind));
+  std::string out;
+  for (const Measured& m : measured) {
+    if (m.comm_hook == modelled) continue;
+    out += fmt::format("comm hook: {} (W = {}) ran {}, the scenario models {}: the prediction is for the "
+                       "scenario's (ddp.comm_hook)\n",
+                       m.prefix, m.world_size, m.comm_hook, modelled);
+  }
+  return out;
 }
 
 std::string ready_order_report(const scenarios::Scenario& scenario, const std::vector<Measured>& measured) {

@@ -41,6 +41,7 @@ struct Measured {
   std::string host, device, transport;
   std::vector<std::string> ready_order;  ///< rank 0's gradient_ready_order, when recorded
   std::string parallelism = "ddp";       ///< "ddp", "full_shard" or "shard_grad_op" (formats::RankLog)
+  std::string comm_hook = "allreduce";   ///< DDP's comm hook the run registered (formats::RankLog)
   std::optional<std::int64_t> peak_memory_bytes;  ///< the largest rank's, where the run counted it (FSDP)
 };
 /// Reads PREFIX.rank<r>.json for every rank; the first `warmup` iterations
@@ -70,6 +71,9 @@ double median_compute_slowdown(const std::vector<ContentionFit>& fits);
 /// it is the scenario's `model.gradient_ready_order`, else the first position
 /// where they part (the buckets and overlap were predicted for the scenario's).
 std::string ready_order_report(const scenarios::Scenario& scenario, const std::vector<Measured>& measured);
+/// A line for each measured run whose comm hook is not the scenario's: the
+/// prediction is for the scenario's hook, the measurement another's.
+std::string comm_hook_report(const scenarios::Scenario& scenario, const std::vector<Measured>& measured);
 
 struct Component {
   double predicted_ms = 0;
