@@ -80,6 +80,16 @@ nlohmann::ordered_json comm_json(const Scenario& s, const models::DdpJob& job, i
   return {{"sent_bytes_per_step", v.sent}, {"collectives_per_step", v.collectives}};
 }
 
+std::string comm_hook_warning(const models::DdpJob& job) {
+  const std::size_t buckets = step_buckets(job).size();
+  if (!job.ddp.comm_hook.powersgd_family() || job.backend != models::Backend::kGloo || buckets < 2) return {};
+  return fmt::format("{} on gloo with {} buckets: in PyTorch a bucket's P and Q all-reduces, launched from gloo's "
+                     "worker thread, race the next bucket's for gloo's collective order, and a rank can abort "
+                     "(op.preamble.length <= op.nbytes); one bucket avoids it (bucket_cap_mb and first_bucket_mb "
+                     "past the gradient). The prediction assumes the order DDP issues",
+                     models::to_string(job.ddp.comm_hook.kind), buckets);
+}
+
 HookSummary comm_hook_summary(const models::DdpJob& job) {
   const models::CommHook& hook = job.ddp.comm_hook;
   HookSummary out;
@@ -115,6 +125,8 @@ nlohmann::ordered_json comm_hook_json(const models::DdpJob& job) {
   out["compression_ratio"] = h.wire_bytes > 0 ? std::round(1e6 * static_cast<double>(h.input_bytes) / static_cast<double>(h.wire_bytes)) / 1e6 : 0.0;
   out["all_reduces_per_step"] = h.collectives;
   out["hook_compute_ms_per_step"] = std::round(h.compute_ms * 1e6) / 1e6;
+  const std::string warning = comm_hook_warning(job);
+  out["warning"] = warning.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(warning);
   out["rates"] = {{"cast_GBps", c.cast_bytes_per_s / 1e9}, {"pass_GBps", c.pass_bytes_per_s / 1e9},
                   {"matmul_GFLOPs", c.matmul_flops_per_s / 1e9}, {"alloc_GBps", c.alloc_bytes_per_s / 1e9}, {"op_us", static_cast<double>(c.per_op.count_ns()) / 1e3},
                   {"measured", c.measured}};
@@ -135,6 +147,7 @@ void write_comm_hook(std::ostream& out, const models::DdpJob& job) {
                hook.powersgd.start_powerSGD_iter, h.compressed_steps, h.measured_steps);
   }
   fmt::print(out, "\n");
+  if (const std::string w = comm_hook_warning(job); !w.empty()) fmt::print(out, "warning: {}\n", w);
 }
 
 nlohmann::ordered_json fsdp_layout_json(const Scenario& s, const models::DdpJob& job, int world_size) {

@@ -33,6 +33,8 @@ struct HookSummary {
   int measured_steps = 0;
 };
 HookSummary comm_hook_summary(const models::DdpJob& job);
+/// PowerSGD on gloo with more than one bucket: the race PyTorch runs into (empty otherwise).
+std::string comm_hook_warning(const models::DdpJob& job);
 /// The run table's comm hook line: bytes handed over and all-reduced, its compute, which steps it compresses.
 void write_comm_hook(std::ostream& out, const models::DdpJob& job);
 /// The run's "comm_hook" block: the hook, its options, HookSummary, its rates.

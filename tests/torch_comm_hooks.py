@@ -195,8 +195,10 @@ def main():
     start = time.monotonic()
     rows = {}
     names = a.recipes.split(",")
-    largest = max(net.gradient_bytes(n) for n in names)  # one sweep serves every recipe
-    sweep = net.sweep_at(a, a.rate, 2 * largest, os.path.join(a.work, f"sweep_{a.rate}.json"))
+    # One sweep serves every recipe; up to the largest gradient (a power of two at least that): the fit is
+    # taken at DDP's buckets, none larger than the gradient.
+    largest = max(net.gradient_bytes(n) for n in names)
+    sweep = net.sweep_at(a, a.rate, largest, os.path.join(a.work, f"sweep_{a.rate}.json"))
     for name in names:
         scenarios = profiles(a, name, sweep)
         for label, hook_name, options, one_bucket in HOOKS:
