@@ -123,11 +123,10 @@ void plan_powersgd(BucketHookPlan& p, const CommHook& hook, const ModelSpec& mod
   // P = M Q; then the uncompressed all-reduce is launched.
   w.ops(8 + uncompressed_tensors);
   if (o.use_error_feedback) w.pass(2 * total).alloc(total);  // add_, then clone into a fresh tensor
-  if (first_compressed) {
-    // The first compressed step creates the error buffer (torch.zeros) and P, Q's memory.
-    if (o.use_error_feedback) w.ops(1).pass(total).alloc(total);
-    w.ops(2).alloc(static_cast<double>(ps + qs) * elem);
-  }
+  // The first compressed step creates the error buffer (torch.zeros); it and
+  // every step without warm start, P and Q's memory (torch.empty).
+  if (first_compressed && o.use_error_feedback) w.ops(1).pass(total).alloc(total);
+  if (first_compressed || !o.warm_start) w.ops(2).alloc(static_cast<double>(ps + qs) * elem);
   w.pass(uncompressed_bytes).alloc(uncompressed_bytes);      // torch.cat: a fresh tensor
   for (const Matrix& x : compressed) {
     w.ops(5);
