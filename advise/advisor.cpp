@@ -85,7 +85,9 @@ struct HookChoice {
 std::vector<HookChoice> hook_axis(const scenarios::Scenario& base, std::vector<std::string>& notes) {
   const bool nccl = base.job.backend == models::Backend::kNccl;
   std::vector<HookChoice> out{{hook_label(base.job.ddp.comm_hook), {}}};
-  const std::string warmup = std::to_string(std::max(3, base.job.warmup_iterations));
+  const int warm = std::max(3, base.job.warmup_iterations);
+  const std::string warmup = std::to_string(warm);
+  const std::string iterations = std::to_string(std::max(base.job.iterations, warm + kMeasuredIterations));
   std::vector<HookChoice> others{{"allreduce", {{"ddp.comm_hook", std::nullopt}}},
                                  {"fp16_compress", {{"ddp.comm_hook", "fp16_compress"}}}};
   if (nccl) others.push_back({"bf16_compress", {{"ddp.comm_hook", "bf16_compress"}}});
@@ -94,7 +96,8 @@ std::vector<HookChoice> hook_axis(const scenarios::Scenario& base, std::vector<s
     others.push_back({fmt::format("powerSGD r{}", rank),
                       {{"ddp.comm_hook", fmt::format("{{name: powerSGD, matrix_approximation_rank: {}, "
                                                      "start_powerSGD_iter: 2}}", rank)},
-                       {"training.warmup_iterations", warmup}}});
+                       {"training.warmup_iterations", warmup},
+                       {"training.iterations", iterations}}});
   }
   if (!nccl) notes.push_back("comm hook: no PowerSGD and no bf16_compress on gloo (bfloat16 is not all-reduced; "
                              "PowerSGD's callbacks race the next bucket's all-reduce for gloo's collective order)");
@@ -462,7 +465,8 @@ Advice advise(const std::string& scenario_path, const AdviseOptions& o) {
       if (vs.size() == 1) throw;
       std::string why = e.what();
       if (const auto at = why.find(": key '"); at != std::string::npos) why = why.substr(at + 2);
-      const std::string note = fmt::format("{}: left out, the scenario refuses it: {}", v.program, why);
+      const std::string what = v.hook.empty() || v.hook == "allreduce" ? v.program : v.program + " with " + v.hook;
+      const std::string note = fmt::format("{}: left out, the scenario refuses it: {}", what, why);
       if (std::find(left_out.begin(), left_out.end(), note) == left_out.end()) left_out.push_back(note);
       continue;
     }

@@ -88,6 +88,16 @@ TEST_CASE("on a slow network a comm hook wins, and the advice says what it buys"
   CHECK(mentions(a.reasons, "% less exposed communication"));
 }
 
+TEST_CASE("on gloo: the scenario's own hook kept in the search, no bf16 and no other PowerSGD, and why") {
+  AdviseOptions o;
+  o.programs = {"DDP"};
+  const advise::Advice a = advise::advise(std::string(DDPSIM_SOURCE_DIR) + "/scenarios/comm_hook_powersgd.yaml", o);
+  CHECK(mentions(a.axes, "comm hook (DDP): powerSGD r4, allreduce, fp16_compress (rates"));
+  CHECK(mentions(a.axes, "no PowerSGD and no bf16_compress on gloo"));
+  CHECK(a.scenario_config.comm_hook == "powerSGD r4");
+  for (const Evaluated& e : a.ranked) CHECK(e.config.comm_hook != "bf16_compress");
+}
+
 TEST_CASE("a slow network with small buckets moves the cap up") {
   AdviseOptions o;
   o.programs = {"DDP"};
