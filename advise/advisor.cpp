@@ -379,6 +379,44 @@ std::string Configuration::describe() const {
   return s;
 }
 
+namespace {
+
+// This process's share of the search (every count-th sweep): each variant,
+// loaded as its file would be, at each accumulation over its caps and world
+// sizes; (sweep index, result). A variant the loader refuses goes to `left_out`.
+std::vector<std::pair<std::size_t, Evaluated>> simulate_variants(const std::string& text, const std::string& scenario_path,
+                                                                 const std::vector<Variant>& vs, const std::vector<int>& accs,
+                                                                 const std::vector<int>& worlds, const std::vector<double>& caps,
+                                                                 const AdviseOptions& o, std::vector<std::string>& left_out) {
+  std::vector<std::pair<std::size_t, Evaluated>> mine;  // (sweep index, result): this process's share
+  std::size_t unit = 0;
+  const Partition& part = o.partition;
+  for (const Variant& v : vs) {
+    std::optional<scenarios::Scenario> s;
+    try {
+      s = scenarios::parse_variant(text, scenario_path, v.edits);
+    } catch (const InputError& e) {
+      if (vs.size() == 1) throw;
+      std::string why = e.what();
+      if (const auto at = why.find(": key '"); at != std::string::npos) why = why.substr(at + 2);
+      const std::string what = v.hook.empty() || v.hook == "allreduce" ? v.program : v.program + " with " + v.hook;
+      const std::string note = fmt::format("{}: left out, the scenario refuses it: {}", what, why);
+      if (std::find(left_out.begin(), left_out.end(), note) == left_out.end()) left_out.push_back(note);
+      continue;
+    }
+    for (int a : accs) {
+      const std::size_t u = unit++;
+      if (static_cast<int>(u % static_cast<std::size_t>(part.count)) != part.index) continue;
+      std::vector<Evaluated> found;
+      run_variant(*s, v, a, worlds, caps, o, found);
+      for (Evaluated& e : found) mine.emplace_back(u, std::move(e));
+    }
+  }
+  return mine;
+}
+
+}  // namespace
+
 std::array<int, 3> change_cost(const Configuration& c, const Configuration& s) {
   const bool ddp = !c.fsdp();
   const int from_scenario = (c.program != s.program) + (ddp && c.bucket_cap_mb != s.bucket_cap_mb) +
@@ -453,36 +491,14 @@ Advice advise(const std::string& scenario_path, const AdviseOptions& o) {
   }
   const std::vector<int> accs = accumulations(base, o, worlds);
   const std::vector<double> caps = cap_axis(base);
-  std::vector<std::pair<std::size_t, Evaluated>> mine;  // (sweep index, result): this process's share
   std::vector<std::string> left_out;  // variants the loader refuses (e.g. FSDP with a straggler model)
-  std::size_t unit = 0;
+  const std::vector<std::pair<std::size_t, Evaluated>> mine = simulate_variants(text, scenario_path, vs, accs, worlds, caps, o, left_out);
   const Partition& part = o.partition;
-  for (const Variant& v : vs) {
-    std::optional<scenarios::Scenario> s;
-    try {
-      s = scenarios::parse_variant(text, scenario_path, v.edits);
-    } catch (const InputError& e) {
-      if (vs.size() == 1) throw;
-      std::string why = e.what();
-      if (const auto at = why.find(": key '"); at != std::string::npos) why = why.substr(at + 2);
-      const std::string what = v.hook.empty() || v.hook == "allreduce" ? v.program : v.program + " with " + v.hook;
-      const std::string note = fmt::format("{}: left out, the scenario refuses it: {}", what, why);
-      if (std::find(left_out.begin(), left_out.end(), note) == left_out.end()) left_out.push_back(note);
-      continue;
-    }
-    for (int a : accs) {
-      const std::size_t u = unit++;
-      if (static_cast<int>(u % static_cast<std::size_t>(part.count)) != part.index) continue;
-      std::vector<Evaluated> found;
-      run_variant(*s, v, a, worlds, caps, o, found);
-      for (Evaluated& e : found) mine.emplace_back(u, std::move(e));
-    }
-  }
   std::vector<Evaluated> all;
   if (part.count > 1) {
     all = gather_results(part, mine);
   } else {
-    for (auto& [u, e] : mine) all.push_back(std::move(e));
+    for (const auto& [u, e] : mine) all.push_back(e);
   }
   Advice advice;
   advice.complete = part.index == 0;

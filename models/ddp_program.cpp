@@ -252,45 +252,18 @@ class RankProgram final : public sim::Process {
     const CommHook& hook = ddp.comm_hook;
     const bool compress = hook.compresses(syncing_backwards_);
     const bool first_compressed = compress && hook.powersgd_family() && syncing_backwards_ == hook.powersgd.start_powerSGD_iter;
-    // A bucket's hook runs on the backward thread once it and every bucket
-    // before it are ready (the Reducer launches in index order): its work
-    // there follows the segment that made the last of them ready.
-    std::vector<sim::OpRef>& segment = segment_;
-    segment.clear();
-    std::vector<sim::OpRef>& launch = launch_;
-    launch.clear();
-    int next = 0, launch_segment = -1;
-    std::optional<sim::OpRef> backward_last;
-    for (std::size_t s = 0; s < bp.segments.size(); ++s) {
-      segment.push_back(e.enqueue(rank_, StreamKind::kCompute,
-                                  scaled(bp.segments[s], compute_factor) + (s == 0 ? slow : sim::Time{}),
-                                  label(DdpTag::kBackward, g, static_cast<int>(s))));
-      backward_last = segment.back();
-      for (; next < bp.launchable; ++next) {
-        const auto ub = static_cast<std::size_t>(next);
-        launch_segment = std::max(launch_segment, bp.bucket_ready_segment[ub]);
-        if (launch_segment > static_cast<int>(s)) break;
-        launch.push_back(segment[static_cast<std::size_t>(launch_segment)]);
-        if (!compress) continue;
-        const sim::Time at_hook = plan_.hook(use_rebuilt, first_compressed, ub).at_hook;
-        if (at_hook > sim::Time{}) {
-          launch.back() = e.enqueue(rank_, StreamKind::kCompute, scaled(at_hook, compute_factor),
-                                    label(DdpTag::kHookCompute, g, next));
-          backward_last = launch.back();
-        }
-      }
-    }
-    Issued out{*backward_last, std::nullopt};
+    const sim::OpRef backward_last = backward_pieces(e, g, bp, slow, compute_factor, use_rebuilt, compress, first_compressed);
+    Issued out{backward_last, std::nullopt};
     // Buckets launch strictly in index order: the comm stream is FIFO.
     std::vector<sim::OpRef>& reduced = reduced_;
     reduced.clear();
     for (int b = 0; b < bp.launchable; ++b) {
       const auto ub = static_cast<std::size_t>(b);
       if (compress) {
-        out.comm = hook_chain(e, plan_.hook(use_rebuilt, first_compressed, ub), g, b, launch[ub], compute_factor);
+        out.comm = hook_chain(e, plan_.hook(use_rebuilt, first_compressed, ub), g, b, launch_[ub], compute_factor);
       } else {
         out.comm = e.enqueue_collective(rank_, sim::kWorldGroup, {sim::CollectiveKind::kAllReduce, buckets[ub].bytes},
-                                         label(DdpTag::kAllReduce, g, b), launch[ub]);
+                                         label(DdpTag::kAllReduce, g, b), launch_[ub]);
       }
       reduced.push_back(*out.comm);
     }
@@ -305,11 +278,46 @@ class RankProgram final : public sim::Process {
     if (ddp.find_unused_parameters && !ddp.static_graph) {
       out.comm = e.enqueue_collective(rank_, sim::kWorldGroup,
                                        {sim::CollectiveKind::kAllReduce, 4 * static_cast<std::int64_t>(m.parameters.size())},
-                                       label(DdpTag::kUsedMap, g), segment.back());
+                                       label(DdpTag::kUsedMap, g), segment_.back());
     }
     ++syncing_backwards_;
     if (!unused.empty() && !ddp.find_unused_parameters && !ddp.static_graph) pending_unused_ = unused;
     return out;
+  }
+
+  // Backward's pieces on the compute stream. A bucket's hook runs on the
+  // backward thread once it and every bucket before it are ready (the
+  // Reducer launches in index order): its work there follows the piece that
+  // made the last of them ready. Fills launch_ (what each bucket's reduction
+  // waits for); returns the last compute op.
+  sim::OpRef backward_pieces(sim::OpSink& e, int g, const BackwardPlan& bp, sim::Time slow, double compute_factor,
+                             bool use_rebuilt, bool compress, bool first_compressed) {
+    using sim::StreamKind;
+    std::vector<sim::OpRef>& segment = segment_;
+    segment.clear();
+    launch_.clear();
+    int next = 0, launch_segment = -1;
+    std::optional<sim::OpRef> last;
+    for (std::size_t s = 0; s < bp.segments.size(); ++s) {
+      segment.push_back(e.enqueue(rank_, StreamKind::kCompute,
+                                  scaled(bp.segments[s], compute_factor) + (s == 0 ? slow : sim::Time{}),
+                                  label(DdpTag::kBackward, g, static_cast<int>(s))));
+      last = segment.back();
+      for (; next < bp.launchable; ++next) {
+        const auto ub = static_cast<std::size_t>(next);
+        launch_segment = std::max(launch_segment, bp.bucket_ready_segment[ub]);
+        if (launch_segment > static_cast<int>(s)) break;
+        launch_.push_back(segment[static_cast<std::size_t>(launch_segment)]);
+        if (!compress) continue;
+        const sim::Time at_hook = plan_.hook(use_rebuilt, first_compressed, ub).at_hook;
+        if (at_hook > sim::Time{}) {
+          launch_.back() = e.enqueue(rank_, StreamKind::kCompute, scaled(at_hook, compute_factor),
+                                     label(DdpTag::kHookCompute, g, next));
+          last = launch_.back();
+        }
+      }
+    }
+    return *last;
   }
 
   // A bucket's comm hook after its work at the hook (`launched`): its
