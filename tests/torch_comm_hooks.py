@@ -99,8 +99,8 @@ def profiles(a, name, sweep):
     texts = {}
     for label, hook_name, options, one_bucket in (HOOKS[1], HOOKS[3]):
         path = os.path.join(a.work, f"{name}_{label}.yaml")
-        torch_ddp.tool(["profile", recipe, "--out", path, "--world-size", "1,2", "--collective", sweep]
-                       + hook_args(hook_name, options, one_bucket, SWITCH[name]))
+        torch_ddp.tool(["profile", recipe, "--out", path, "--world-size", "1,2", "--collective", sweep,
+                        "--ranks-per-host", str(a.ranks_per_host)] + hook_args(hook_name, options, one_bucket, SWITCH[name]))
         texts[label] = open(path, encoding="utf-8").read()
     texts["allreduce"] = without_hook(texts["fp16_compress"])
     texts["powerSGD_r1"] = texts["powerSGD_r4"].replace("matrix_approximation_rank: 4", "matrix_approximation_rank: 1")
@@ -179,6 +179,7 @@ def main():
     parser.add_argument("--recipes", default="cnn,embedding")
     parser.add_argument("--rate", default="1gbit")
     parser.add_argument("--max-error-pct", type=float, default=60.0)
+    parser.add_argument("--ranks-per-host", type=int, default=1, help="profile --ranks-per-host")
     parser.add_argument("--json", help="write the rows here")
     a = parser.parse_args()
     a.ddpsim, a.world_size = os.path.abspath(a.ddpsim), 2
