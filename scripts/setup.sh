@@ -9,7 +9,7 @@ packages=(
   nlohmann-json3-dev libfmt-dev libbenchmark-dev libssl-dev
   openmpi-bin libopenmpi-dev libsimgrid-dev
   clang libclang-rt-14-dev
-  python3-torch python3-torchvision
+  python3-torch python3-torchvision python3-pytest python3-pip python3-setuptools
   time iproute2
 )
 

@@ -7,3 +7,6 @@ and torch 2.x, on CPU (CUDA timing comes with a later step of issue 18).
 """
 
 __all__ = ["recipe", "profile"]
+
+# The project's version (CMakeLists.txt); python/pyproject.toml reads it, ctest python.pytest checks they agree.
+__version__ = "0.1.0"

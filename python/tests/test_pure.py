@@ -1,0 +1,76 @@
+"""ddpsim_torch's pure parts under pytest (no torch, no network): the command-line parsers,
+the comm hooks' checks and PowerSGD's choice of matrices, the collective fit at the buckets,
+and the package's version against the project's. ctest python.pytest runs them."""
+import os
+import re
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+import ddpsim_torch  # noqa: E402
+from ddpsim_torch import fit, hooks, network  # noqa: E402
+
+
+def test_version_is_the_projects():
+    cmake = open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8").read()
+    assert re.search(r"project\(ddpsim VERSION ([0-9.]+)", cmake).group(1) == ddpsim_torch.__version__
+
+
+@pytest.mark.parametrize("text, bps", [("1gbit", 1e9), ("400mbit", 4e8), ("2.5gbit", 2.5e9), (" 100MBIT ", 1e8)])
+def test_rates(text, bps):
+    assert network.parse_rate(text) == bps
+
+
+@pytest.mark.parametrize("text", ["1gb", "0mbit", "100kbit", "50gbit", "fast"])
+def test_bad_rates_say_what_is_expected(text):
+    with pytest.raises(ValueError, match="expected a rate"):
+        network.parse_rate(text)
+
+
+def test_slow_rank():
+    assert network.parse_slow_rank("1:0.25") == (1, 0.25)
+    with pytest.raises(ValueError, match="R:FRACTION"):
+        network.parse_slow_rank("1:1.5")
+
+
+def test_hook_options_typed_and_checked():
+    assert hooks.parse_options("powerSGD", ["matrix_approximation_rank=4", "warm_start=false"], "gloo") == {
+        "matrix_approximation_rank": 4, "warm_start": False}
+    with pytest.raises(hooks.HookError, match="gloo cannot all-reduce bfloat16"):
+        hooks.parse_options("bf16_compress", [], "gloo")
+    with pytest.raises(hooks.HookError, match="a PowerSGDState option"):
+        hooks.parse_options("fp16_compress", ["warm_start=false"], "nccl")
+    with pytest.raises(hooks.HookError, match="needs one bucket"):
+        hooks.check_one_bucket(100 << 20, 25, 1)
+
+
+class _Shape:
+    def __init__(self, *shape):
+        self.shape = shape
+
+    def dim(self):
+        return len(self.shape)
+
+    def numel(self):
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+
+def test_powersgd_compresses_what_should_compress_says():
+    params = [_Shape(64, 32, 3, 3), _Shape(64), _Shape(500, 8)]
+    # (64 + 288) x 4 x 2 < 64 x 288; a vector never; (500 + 8) x 4 x 2 > 500 x 8.
+    assert hooks._matrices(params, 4, 2) == [(64, 288, 4)]
+    assert hooks._matrices(params, 4, 0.1) == [(64, 288, 4), (64, 1, 1), (500, 8, 4)]
+
+
+def test_fit_at_the_buckets_goes_through_the_sweeps_points():
+    points = [(2, 1 << 20, 9000.0), (2, 4 << 20, 34000.0), (2, 16 << 20, 135000.0)]
+    at, note = fit.at_buckets(points, [2 << 20, 8 << 20])
+    assert [b for _, b, _ in at] == [2 << 20, 8 << 20]
+    assert at[0][2] == pytest.approx(9000 + (34000 - 9000) / 3)
+    assert "interpolated" in note
