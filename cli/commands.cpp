@@ -1,4 +1,5 @@
 #include "cli/commands.hpp"
+#include "cli/torch_verbs.hpp"
 
 #include "cli/cli_io.hpp"
 #include "cli/mpi_session.hpp"
@@ -196,6 +197,7 @@ int check(const std::string& path) {
 namespace ddpsim::cli {
 
 int main(int argc, char** argv) {
+  if (argc > 1 && is_torch_verb(argv[1])) return run_torch_verb(argc, argv);  // python/ddpsim_torch's verbs
   CLI::App app{"ddpsim: a deterministic simulator of PyTorch DistributedDataParallel training"};
   app.set_version_flag("--version", "ddpsim " DDPSIM_VERSION);
   app.require_subcommand(1);

@@ -1,0 +1,113 @@
+// `ddpsim profile|sweep|measure|network ...`: the ddpsim_torch verbs, run
+// by an interpreter that has torch, with the package on its path and the
+// malloc settings its measurements assume (python/README.md), so that a
+// user needs neither PYTHONPATH nor Debian's interpreter by its full path.
+
+#include "cli/torch_verbs.hpp"
+
+#include <fmt/format.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ddpsim::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Where the ddpsim_torch package is: DDPSIM_PYTHONPATH, else the source
+// tree this ddpsim was built from, else share/ddpsim/python beside the
+// installed binary.
+std::string package_dir() {
+  if (const char* given = std::getenv("DDPSIM_PYTHONPATH"); given && *given) return given;
+  const fs::path source = fs::path(DDPSIM_SOURCE_DIR) / "python";
+  if (fs::exists(source / "ddpsim_torch" / "__main__.py")) return source.string();
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path installed = exe.parent_path().parent_path() / "share" / "ddpsim" / "python";
+  return !ec && fs::exists(installed / "ddpsim_torch" / "__main__.py") ? installed.string() : std::string();
+}
+
+// Runs `python -c "import torch"` quietly: whether that interpreter has torch.
+bool has_torch(const std::string& python) {
+  const pid_t pid = fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    if (devnull >= 0) {
+      dup2(devnull, 1);
+      dup2(devnull, 2);
+    }
+    execl(python.c_str(), python.c_str(), "-c", "import torch", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return false;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// DDPSIM_PYTHON, else Debian's interpreter, else the first python3 on PATH that has torch.
+std::vector<std::string> candidates() {
+  if (const char* given = std::getenv("DDPSIM_PYTHON"); given && *given) return {given};
+  std::vector<std::string> out{"/usr/bin/python3"};
+  if (const char* path = std::getenv("PATH")) {
+    std::string dirs = path;
+    for (std::size_t start = 0; start <= dirs.size();) {
+      const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+      const fs::path p = fs::path(dirs.substr(start, end - start)) / "python3";
+      if (end > start && fs::exists(p) && p.string() != out.front()) out.push_back(p.string());
+      start = end + 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_torch_verb(const char* verb) {
+  const std::string v = verb;
+  return v == "profile" || v == "sweep" || v == "measure" || v == "network";
+}
+
+int run_torch_verb(int argc, char** argv) {
+  const std::string package = package_dir();
+  if (package.empty()) {
+    fmt::print(stderr, "ddpsim: error: the ddpsim_torch package is not found (set DDPSIM_PYTHONPATH to the folder "
+                       "holding ddpsim_torch/)\n");
+    return 2;
+  }
+  std::string python, tried;
+  for (const std::string& c : candidates()) {
+    tried += (tried.empty() ? "" : ", ") + c;
+    if (has_torch(c)) {
+      python = c;
+      break;
+    }
+  }
+  if (python.empty()) {
+    fmt::print(stderr, "ddpsim: error: no Python interpreter with torch (tried {}); on Debian: apt-get install "
+                       "python3-torch, or set DDPSIM_PYTHON to one that has it\n", tried);
+    return 2;
+  }
+  const char* old = std::getenv("PYTHONPATH");
+  const std::string path = old && *old ? package + ":" + old : package;
+  setenv("PYTHONPATH", path.c_str(), 1);
+  // glibc keeps freed buffers instead of returning them and faulting them
+  // in again each step (python/README.md): unless the user set them.
+  setenv("MALLOC_MMAP_THRESHOLD_", "33554432", 0);
+  setenv("MALLOC_TRIM_THRESHOLD_", "1073741824", 0);
+  std::vector<char*> args{python.data(), const_cast<char*>("-m"), const_cast<char*>("ddpsim_torch")};
+  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  execv(python.c_str(), args.data());
+  fmt::print(stderr, "ddpsim: error: could not run {}\n", python);
+  return 2;
+}
+
+}  // namespace ddpsim::cli
