@@ -21,17 +21,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Where the ddpsim_torch package is: DDPSIM_PYTHONPATH, else the source
-// tree this ddpsim was built from, else share/ddpsim/python beside the
-// installed binary.
+// Where the ddpsim_torch package is: DDPSIM_PYTHONPATH, else
+// share/ddpsim/python beside an installed binary, else the source tree this
+// ddpsim was built from.
 std::string package_dir() {
   if (const char* given = std::getenv("DDPSIM_PYTHONPATH"); given && *given) return given;
-  const fs::path source = fs::path(DDPSIM_SOURCE_DIR) / "python";
-  if (fs::exists(source / "ddpsim_torch" / "__main__.py")) return source.string();
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   const fs::path installed = exe.parent_path().parent_path() / "share" / "ddpsim" / "python";
-  return !ec && fs::exists(installed / "ddpsim_torch" / "__main__.py") ? installed.string() : std::string();
+  if (!ec && fs::exists(installed / "ddpsim_torch" / "__main__.py")) return installed.string();
+  const fs::path source = fs::path(DDPSIM_SOURCE_DIR) / "python";
+  return fs::exists(source / "ddpsim_torch" / "__main__.py") ? source.string() : std::string();
 }
 
 // Runs `python -c "import torch"` quietly: whether that interpreter has torch.

@@ -27,7 +27,10 @@ std::vector<std::string> candidates() {
   if (const char* env = std::getenv("DDPSIM_SIMGRID_MODULE"); env != nullptr && *env != '\0') return {env};
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) out.push_back((exe.parent_path().parent_path() / "netsim" / DDPSIM_NETSIM_MODULE_NAME).string());
+  if (!ec) {
+    out.push_back((exe.parent_path().parent_path() / "netsim" / DDPSIM_NETSIM_MODULE_NAME).string());
+    out.push_back((exe.parent_path().parent_path() / "lib" / "ddpsim" / DDPSIM_NETSIM_MODULE_NAME).string());  // installed
+  }
   out.emplace_back(DDPSIM_NETSIM_MODULE);
   return out;
 }

@@ -188,12 +188,17 @@ def check(shaping, seconds_at_cap=0.6):
 
 
 def netbind_library():
-    """The shim's path: $DDPSIM_NETBIND, else built from netemu/netbind.cpp into a temporary folder."""
+    """The shim's path: $DDPSIM_NETBIND, else the installed one (lib/ddpsim), else built from
+    netemu/netbind.cpp into a temporary folder."""
     given = os.environ.get("DDPSIM_NETBIND")
     if given:
         if not os.path.isfile(given):
             raise NetworkError(f"DDPSIM_NETBIND={given}: no such file (cmake builds it as netemu/libddpsim_netbind.so)")
         return given
+    # Installed (cmake --install): the package under P/share/ddpsim/python, the shim in P/lib/ddpsim.
+    installed = os.path.normpath(os.path.join(ROOT, "..", "..", "lib", "ddpsim", "libddpsim_netbind.so"))
+    if os.path.isfile(installed):
+        return installed
     source = os.path.join(ROOT, "netemu", "netbind.cpp")
     out = os.path.join(tempfile.mkdtemp(prefix="ddpsim_netbind."), "libddpsim_netbind.so")
     done = subprocess.run(["c++", "-std=c++20", "-O2", "-shared", "-fPIC", "-o", out, source, "-ldl"],
