@@ -36,21 +36,6 @@ def refused(fn, *args):
     return None
 
 
-class Shape:
-    """What _matrices reads of a tensor: its shape (as a torch.Size would give it)."""
-    def __init__(self, *shape):
-        self.shape = shape
-
-    def dim(self):
-        return len(self.shape)
-
-    def numel(self):
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
-
-
 def main():
     ddpsim = sys.argv[1]
     expect("an unknown hook is refused", "expected one of" in (refused(hooks.parse_options, "fp8", [], "gloo") or ""))
@@ -69,7 +54,7 @@ def main():
            "needs one bucket" in (refused(hooks.check_one_bucket, 100 << 20, 25, 1) or ""))
     expect("PowerSGD on gloo with one bucket is taken", refused(hooks.check_one_bucket, 100 << 20, 4096, 4096) is None)
 
-    params = [Shape(64, 32, 3, 3), Shape(64), Shape(10, 64), Shape(10), Shape(500, 8)]
+    params = [(64, 32, 3, 3), (64,), (10, 64), (10,), (500, 8)]
     shapes = hooks._matrices(params, 4, 2)
     # (64, 288, 4): 352 x 4 x 2 < 18432; (10, 64, 4): 74 x 4 x 2 = 592 < 640; (500, 8, 4): 508 x 4 x 2 > 4000.
     expect("_matrices: powerSGD_hook's choice", shapes == [(64, 288, 4), (10, 64, 4)], str(shapes))

@@ -92,12 +92,16 @@ def _median_ns(fn, repeats, sync):
     return statistics.median(times)
 
 
-def _matrices(params, rank, min_rate):
-    """The gradients powerSGD_hook compresses, as (n, m, r): tensor.view(shape[0], -1), _should_compress."""
+def _matrices(shapes, rank, min_rate):
+    """Of the gradients of these shapes, those powerSGD_hook compresses, as (n, m, r):
+    tensor.view(shape[0], -1), _should_compress."""
     out = []
-    for p in params:
-        n = p.shape[0] if p.dim() > 0 else 1
-        m = max(1, p.numel() // n)
+    for shape in shapes:
+        numel = 1
+        for d in shape:
+            numel *= d
+        n = shape[0] if shape else 1
+        m = max(1, numel // max(1, n))
         r = min(n, m, rank)
         if (n + m) * r * min_rate < n * m:
             out.append((n, m, r))
@@ -130,7 +134,8 @@ def measure_rates(params, buckets, name, options, device, threads=1, world_size=
     import subprocess
     import sys
     if name in POWERSGD and name == "powerSGD":
-        shapes = _matrices(params, options.get("matrix_approximation_rank", 1), options.get("min_compression_rate", 2))
+        shapes = _matrices([tuple(p.shape) for p in params], options.get("matrix_approximation_rank", 1),
+                           options.get("min_compression_rate", 2))
     elif name in POWERSGD:
         rank = options.get("matrix_approximation_rank", 1)
         shapes = [(s, s, rank) for s in (int((b // 4) ** 0.5 + 0.999999) for b in buckets)]

@@ -47,22 +47,8 @@ def test_hook_options_typed_and_checked():
         hooks.check_one_bucket(100 << 20, 25, 1)
 
 
-class _Shape:
-    def __init__(self, *shape):
-        self.shape = shape
-
-    def dim(self):
-        return len(self.shape)
-
-    def numel(self):
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
-
-
 def test_powersgd_compresses_what_should_compress_says():
-    params = [_Shape(64, 32, 3, 3), _Shape(64), _Shape(500, 8)]
+    params = [(64, 32, 3, 3), (64,), (500, 8)]
     # (64 + 288) x 4 x 2 < 64 x 288; a vector never; (500 + 8) x 4 x 2 > 500 x 8.
     assert hooks._matrices(params, 4, 2) == [(64, 288, 4)]
     assert hooks._matrices(params, 4, 0.1) == [(64, 288, 4), (64, 1, 1), (500, 8, 4)]
