@@ -26,8 +26,7 @@ double closed_form_step_ms(const DdpJob& job, int world_size) {
   // A comm hook: its all-reduces and its compute, none overlapped, in the
   // measured steps it compresses (PowerSGD's from start_powerSGD_iter on).
   const CommHook& hook = job.ddp.comm_hook;
-  int compressed = 0;
-  for (int g = job.warmup_iterations; g < job.total_iterations(); ++g) compressed += hook.compresses(g) ? 1 : 0;
+  const int compressed = hook.compressed_steps(job.warmup_iterations, job.total_iterations());
   if (compressed > 0) {
     for (const Bucket& b : buckets) {
       const BucketHookPlan p = plan_bucket_hook(hook, job.model, b, true, false);

@@ -204,6 +204,12 @@ bool CommHook::compresses(int step) const {
   return false;
 }
 
+int CommHook::compressed_steps(int from, int to) const {
+  int n = 0;
+  for (int g = from; g < to; ++g) n += compresses(g) ? 1 : 0;
+  return n;
+}
+
 sim::Time BucketHookPlan::compute() const {
   sim::Time t = at_hook;
   for (const HookStage& s : chain) t += s.time;

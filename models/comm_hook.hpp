@@ -67,6 +67,8 @@ struct CommHook {
   bool powersgd_family() const { return kind == CommHookKind::kPowerSgd || kind == CommHookKind::kBatchedPowerSgd; }
   /// Whether `step` (the count of syncing backwards before it) is compressed.
   bool compresses(int step) const;
+  /// How many of the steps from..to-1 it compresses.
+  int compressed_steps(int from, int to) const;
 };
 
 /// One operation of a bucket's hook after the bucket is ready: compute (a

@@ -57,6 +57,11 @@ std::optional<std::vector<Bucket>> rebuilt_buckets(const ModelSpec& model, const
   return assign_buckets(model.parameters, model.ready_order, {ddp.first_bucket_bytes, ddp.bucket_cap_bytes}, false);
 }
 
+std::vector<Bucket> steady_buckets(const ModelSpec& model, const DdpConfig& ddp) {
+  auto rebuilt = rebuilt_buckets(model, ddp);
+  return rebuilt ? std::move(*rebuilt) : initial_buckets(model, ddp);
+}
+
 std::optional<int> rebuild_iteration(const DdpConfig& ddp) {
   if (ddp.static_graph) return 2;
   if (ddp.find_unused_parameters) return std::nullopt;

@@ -65,6 +65,10 @@ std::vector<Bucket> initial_buckets(const ModelSpec& model, const DdpConfig& ddp
 /// [first_bucket, cap] limits; none when find_unused_parameters without static_graph.
 std::optional<std::vector<Bucket>> rebuilt_buckets(const ModelSpec& model, const DdpConfig& ddp);
 
+/// The buckets a step after the rebuild reduces: the rebuilt ones, or the
+/// construction ones where DDP does not rebuild.
+std::vector<Bucket> steady_buckets(const ModelSpec& model, const DdpConfig& ddp);
+
 /// The first iteration that uses rebuilt buckets (its forward runs the
 /// rebuild's two broadcasts): 1, 2 with static_graph, none without a rebuild.
 std::optional<int> rebuild_iteration(const DdpConfig& ddp);

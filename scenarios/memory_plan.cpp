@@ -20,9 +20,8 @@ std::string policy_text(const models::WrapPolicy& p) {
 models::MemoryEstimate predict_memory(const Scenario& s, int world_size) {
   if (s.parallelism == Parallelism::kDdp) {
     models::MemoryEstimate m = models::ddp_memory(s.job.model, s.memory.inputs);
-    const auto rebuilt = models::rebuilt_buckets(s.job.model, s.job.ddp);
     m.comm_hook = models::comm_hook_state_bytes(s.job.ddp.comm_hook, s.job.model,
-                                                rebuilt ? *rebuilt : models::initial_buckets(s.job.model, s.job.ddp));
+                                                models::steady_buckets(s.job.model, s.job.ddp));
     return m;
   }
   const auto units = models::build_units(s.job.model, s.fsdp->wrap);

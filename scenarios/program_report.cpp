@@ -23,16 +23,12 @@ struct Volume {
   int collectives = 0;
 };
 
-std::vector<models::Bucket> step_buckets(const models::DdpJob& job) {
-  auto rebuilt = models::rebuilt_buckets(job.model, job.ddp);
-  return rebuilt ? std::move(*rebuilt) : models::initial_buckets(job.model, job.ddp);
-}
+std::vector<models::Bucket> step_buckets(const models::DdpJob& job) { return models::steady_buckets(job.model, job.ddp); }
 
 // The measured steps a comm hook compresses, of how many.
 std::pair<int, int> compressed_steps(const models::DdpJob& job) {
-  int n = 0;
-  for (int g = job.warmup_iterations; g < job.total_iterations(); ++g) n += job.ddp.comm_hook.compresses(g) ? 1 : 0;
-  return {n, job.total_iterations() - job.warmup_iterations};
+  return {job.ddp.comm_hook.compressed_steps(job.warmup_iterations, job.total_iterations()),
+          job.total_iterations() - job.warmup_iterations};
 }
 
 Volume volume(const Scenario& s, const models::DdpJob& job, int w) {

@@ -133,7 +133,7 @@ def measure_rates(params, buckets, name, options, device, threads=1, world_size=
     import json
     import subprocess
     import sys
-    if name in POWERSGD and name == "powerSGD":
+    if name == "powerSGD":
         shapes = _matrices([tuple(p.shape) for p in params], options.get("matrix_approximation_rank", 1),
                            options.get("min_compression_rate", 2))
     elif name in POWERSGD:
@@ -211,10 +211,9 @@ def scenario_lines(name, options, rates, notes):
     lines += [f"    {k}: {str(v).lower() if isinstance(v, bool) else v}" for k, v in options.items()]
     if rates:
         lines += [f"    # {n}" for n in notes]
-        keys = ["op_us", "pass_GBps", "alloc_GBps"] if name != "allreduce" else []
-        keys += ["cast_GBps"] if name in ("fp16_compress", "bf16_compress") else []
-        keys += ["matmul_GFLOPs"] if name in POWERSGD else []
+        # The keys ddp.comm_hook takes for this hook (scenarios/comm_hook_section.cpp).
+        keys = {"fp16_compress": ["op_us", "alloc_GBps", "cast_GBps"],
+                "bf16_compress": ["op_us", "alloc_GBps", "cast_GBps"]}.get(
+            name, ["op_us", "pass_GBps", "alloc_GBps", "matmul_GFLOPs"] if name in POWERSGD else [])
         lines += [f"    {k}: {rates[k]:.6g}" for k in keys if k in rates]
-        if name in ("fp16_compress", "bf16_compress"):
-            lines = [line for line in lines if not line.startswith("    pass_GBps")]
     return lines
