@@ -24,7 +24,7 @@
 #include "models/sampler.hpp"
 #include "netsim/simgrid_engine.hpp"
 #include "scenarios/input_error.hpp"
-#include "scenarios/report.hpp"
+#include "report/sweep_report.hpp"
 #include "scenarios/runner.hpp"
 #include "scenarios/calibration_file.hpp"
 #include "scenarios/scenario.hpp"
@@ -85,13 +85,13 @@ int run(const RunOptions& opt, const ddpsim::cli::MpiSession& mpi) {
       fmt::print(stderr, "ddpsim: the trace has ranks 0 to {} of each run (--trace-ranks 0 for all)\n", opt.trace_ranks - 1);
     }
   }
-  ddpsim::scenarios::write_table(std::cout, scenario, result);
-  if (!opt.json.empty()) write_file(opt.json, ddpsim::scenarios::to_json(scenario, result));
+  ddpsim::report::write_table(std::cout, scenario, result);
+  if (!opt.json.empty()) write_file(opt.json, ddpsim::report::to_json(scenario, result));
   if (!opt.csv.empty()) {
     std::ofstream csv = open_output(opt.csv);
-    ddpsim::scenarios::write_csv(csv, scenario, result);
+    ddpsim::report::write_csv(csv, scenario, result);
   }
-  if (!opt.plot.empty()) write_file(opt.plot, ddpsim::scenarios::sweep_svg(scenario, result));
+  if (!opt.plot.empty()) write_file(opt.plot, ddpsim::report::sweep_svg(scenario, result));
   if (!opt.flight_recorder.empty()) {
     for (const std::string& dir : ddpsim::cli::write_flight_dumps(result, opt.flight_recorder)) {
       fmt::print(stderr, "ddpsim: flight-recorder dumps in {} (ddpsim explain {})\n", dir, dir);
@@ -102,8 +102,8 @@ int run(const RunOptions& opt, const ddpsim::cli::MpiSession& mpi) {
 
 int buckets(const std::string& path, const std::string& json) {
   const auto scenario = ddpsim::scenarios::load_scenario(path);
-  ddpsim::scenarios::write_buckets(std::cout, scenario);
-  if (!json.empty()) write_file(json, ddpsim::scenarios::buckets_to_json(scenario));
+  ddpsim::report::write_buckets(std::cout, scenario);
+  if (!json.empty()) write_file(json, ddpsim::report::buckets_to_json(scenario));
   return 0;
 }
 
@@ -124,8 +124,8 @@ int sampler(const SamplerOptions& o) {
   const ddpsim::models::SamplerConfig config{o.dataset_size, o.world_size, !o.no_shuffle, o.seed, o.drop_last};
   const auto audit = ddpsim::models::audit_sampler(config, o.batch_size, o.epochs, !o.no_set_epoch);
   const bool show_ids = o.ids || o.dataset_size * o.epochs <= 4096;
-  ddpsim::scenarios::write_sampler_audit(std::cout, audit, show_ids);
-  if (!o.json.empty()) write_file(o.json, ddpsim::scenarios::sampler_to_json(audit));
+  ddpsim::report::write_sampler_audit(std::cout, audit, show_ids);
+  if (!o.json.empty()) write_file(o.json, ddpsim::report::sampler_to_json(audit));
   return 0;
 }
 

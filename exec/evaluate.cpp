@@ -1,7 +1,10 @@
 #include "exec/evaluate.hpp"
 
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "models/collective_library.hpp"
@@ -13,7 +16,8 @@ namespace {
 
 // What a collective costs: the policy's timer, or the program's analytic
 // engine. Every collective is over the world group; the fast path
-// simulates one member of it, priced over all.
+// simulates one member of it, priced over all. With the policy's timer it
+// counts the collectives it priced, for the timer's link loads.
 class Pricing {
  public:
   Pricing(const models::TrainingProgram& program, models::CollectiveTimer* timer, int simulated, int world_size)
@@ -26,7 +30,30 @@ class Pricing {
   /// The timer every collective is priced by: the policy's, or the program's analytic one.
   models::CollectiveTimer* timer() const { return timer_; }
   sim::CollectiveCostFn cost() const {
-    return [this](const sim::Collective& c, int n) { return timer_->time(c, n == simulated_ ? world_size_ : n, slow_); };
+    return [this](const sim::Collective& c, int n) {
+      const int group = n == simulated_ ? world_size_ : n;
+      if (own_timer_ == nullptr) {
+        const std::lock_guard<std::mutex> lock(counted_mutex_);
+        ++counted_[{static_cast<int>(c.kind), c.bytes, group}];
+      }
+      return timer_->time(c, group, slow_);
+    };
+  }
+  /// What each link carried over the run (`run`'s iterations and end give
+  /// the means): the timer's link loads of the collectives priced, by name.
+  std::vector<models::LinkLoad> link_loads(const models::RunResult& run) const {
+    std::vector<models::TimedCall> calls;
+    for (const auto& [key, count] : counted_) {
+      const auto& [kind, bytes, group] = key;
+      calls.push_back({{static_cast<sim::CollectiveKind>(kind), bytes}, group, slow_, count});
+    }
+    std::vector<models::LinkLoad> loads = calls.empty() ? std::vector<models::LinkLoad>{} : timer_->link_loads(calls);
+    const double seconds = run.end.ms() / 1e3;
+    for (models::LinkLoad& l : loads) {
+      l.bytes_per_step = l.bytes / std::max(1, run.iterations);
+      l.busy_share = seconds > 0 ? std::min(1.0, l.busy_s / seconds) : 0;
+    }
+    return loads;
   }
 
  private:
@@ -34,6 +61,8 @@ class Pricing {
   models::CollectiveTimer* timer_;
   std::vector<models::SlowLink> slow_;
   int simulated_, world_size_;
+  mutable std::mutex counted_mutex_;
+  mutable std::map<std::tuple<int, std::int64_t, int>, std::int64_t> counted_;  // (kind, bytes, group) -> calls
 };
 
 // Engine threads for a rank-major run: what the policy allows, each with at
@@ -60,7 +89,9 @@ std::optional<models::RunResult> on_engine(const models::TrainingProgram& progra
   evaluation->start(engine);
   const sim::RunSummary summary = engine.run();
   if (summary.needs_time_order) return std::nullopt;
-  return evaluation->finish(summary);
+  models::RunResult out = evaluation->finish(summary);
+  out.links = pricing.link_loads(out);
+  return out;
 }
 
 // A uniform program evaluated op by op across ranks (sim::run_levelized);
@@ -80,6 +111,7 @@ std::optional<models::RunResult> levelized(const models::TrainingProgram& progra
   if (!run) return std::nullopt;
   models::RunResult out = evaluation->finish_levelized(*run);
   out.levelized = true;
+  out.links = pricing.link_loads(out);
   return out;
 }
 

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "models/collective_cost.hpp"
+#include "models/link_load.hpp"
 #include "sim/engine.hpp"
 #include "sim/time.hpp"
 
@@ -92,6 +93,14 @@ struct SlowLink {
 /// ranks 0 .. size-1, slows (a node's shard group, a replica group).
 std::vector<SlowLink> slow_links_in(const std::vector<SlowLink>& slow, const std::vector<int>& ranks);
 
+/// A collective timed `count` times in a run (CollectiveTimer::link_loads).
+struct TimedCall {
+  sim::Collective collective;
+  int group_size = 0;
+  std::vector<SlowLink> slow;
+  std::int64_t count = 1;
+};
+
 /// One process group's collective, run beside others (CollectiveTimer::time_together).
 struct GroupCall {
   sim::Collective collective;
@@ -127,6 +136,14 @@ class CollectiveTimer {
   std::vector<sim::Time> time_together(const std::vector<GroupCall>& calls) { return time_together(calls, {}); }
   /// The same, every group (its ranks, its ring in that order) running `c`.
   std::vector<sim::Time> time_together(const sim::Collective& c, const std::vector<std::vector<int>>& groups);
+  /// What each link carried over `calls` (each collective as time() ran
+  /// it, alone on the network, `count` times) and how long it was busy;
+  /// only bytes and busy_s are set. Empty for an engine without links (the
+  /// analytic ones); the SimGrid engine simulates each call again, link by link.
+  virtual std::vector<LinkLoad> link_loads(const std::vector<TimedCall>& calls) {
+    (void)calls;
+    return {};
+  }
 };
 
 /// Where each hop of a transfer goes, with its route latency and bandwidth.

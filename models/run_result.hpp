@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/failure.hpp"
+#include "models/link_load.hpp"
 #include "sim/engine.hpp"
 
 namespace ddpsim::models {
@@ -66,6 +67,8 @@ struct RunResult {
   bool fast_path = false;       ///< one rank was simulated for all (symmetric)
   bool levelized = false;       ///< evaluated op by op across ranks (every rank issues the same ops)
   sim::Time end;
+  /// Each link's load over the run, by name (the SimGrid engine's; empty on the analytic ones).
+  std::vector<LinkLoad> links;
 };
 
 /// Sets out.measured_iterations and out.step_ms: iterations every one of

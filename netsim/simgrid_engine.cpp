@@ -59,6 +59,51 @@ std::vector<Pair> channel_pairs(const ClusterSpec& cluster, int w) {
   return v;
 }
 
+// Link statistics being gathered (SimgridTimer::link_loads): bytes and busy
+// seconds by link direction, each step's counted `scale` times (the steps
+// and rounds one simulated step stands for).
+struct Ledger {
+  std::map<std::string, models::LinkLoad> links;
+  double scale = 1;
+  void merge(const Ledger& other) {
+    for (const auto& [name, l] : other.links) {
+      models::LinkLoad& to = links[name];
+      to.name = name;
+      to.capacity_GBps = l.capacity_GBps;
+      to.bytes += l.bytes;
+      to.busy_s += l.busy_s;
+    }
+  }
+};
+
+// Multiplies the ledger's scale by `times` while it lives (no ledger: nothing).
+class Scaled {
+ public:
+  Scaled(Ledger* ledger, double times) : ledger_(ledger), before_(ledger != nullptr ? ledger->scale : 1) {
+    if (ledger_ != nullptr) ledger_->scale *= times;
+  }
+  ~Scaled() {
+    if (ledger_ != nullptr) ledger_->scale = before_;
+  }
+  Scaled(const Scaled&) = delete;
+  Scaled& operator=(const Scaled&) = delete;
+
+ private:
+  Ledger* ledger_;
+  double before_;
+};
+
+// A direction of a route's link as the statistics name it: "NAME/up" or "NAME/down" when full duplex.
+std::string link_name(const sg4::LinkInRoute& l) {
+  const std::string base = l.get_link()->get_name();
+  switch (l.get_direction()) {
+    case sg4::LinkInRoute::Direction::UP: return base + "/up";
+    case sg4::LinkInRoute::Direction::DOWN: return base + "/down";
+    case sg4::LinkInRoute::Direction::NONE: break;
+  }
+  return base;
+}
+
 class SimgridTimer final : public CollectiveTimer {
  public:
   SimgridTimer(Platform& platform, const ClusterSpec& cluster, sim::Time launch, Algorithm algorithm, bool memoize,
@@ -136,6 +181,44 @@ class SimgridTimer final : public CollectiveTimer {
     return t;
   }
 
+  // Each call's collective simulated again on the idle platform (nothing
+  // memoised; a node standing for its alike nodes, as in time(), its links
+  // entered for each), with a ledger: a link's bytes are what crossed it, its busy time the
+  // span from the first transfer on it starting to the last ending in each
+  // step (all of a step's transfers start together), times the steps one
+  // simulated step stands for, times the call's count.
+  std::vector<models::LinkLoad> link_loads(const std::vector<models::TimedCall>& calls) override {
+    Ledger total;
+    for (const models::TimedCall& call : calls) {
+      const int w = call.group_size;
+      if (w < 2 || w > cluster_.gpus() || call.count <= 0) continue;
+      std::vector<std::pair<int, double>> slow;
+      for (const SlowLink& s : call.slow) {
+        if (s.rank < w && s.factor > 1) slow.emplace_back(s.rank, s.factor);
+      }
+      Ledger ledger;
+      ledger.scale = static_cast<double>(call.count);
+      {
+        const SlowedLinks slowing(platform_, slow);
+        ledger_ = &ledger;
+        parts_apart_ = slow.empty() && platform_.nodes_apart_from_network();
+        try {
+          execute(call.collective, w);
+        } catch (...) {
+          ledger_ = nullptr;
+          parts_apart_ = false;
+          throw;
+        }
+        ledger_ = nullptr;
+        parts_apart_ = false;
+      }
+      total.merge(ledger);
+    }
+    std::vector<models::LinkLoad> out;
+    for (auto& [name, l] : total.links) out.push_back(std::move(l));
+    return out;
+  }
+
  private:
   // One step of a collective timed alone: every pair's transfer at once,
   // until the last ends; its duration in seconds. A pair inside a node
@@ -160,18 +243,38 @@ class SimgridTimer final : public CollectiveTimer {
       part.second.push_back(flows != nullptr ? (*flows)[i] : 1);
     }
     double longest = between.first.empty() ? 0 : step_together(between.first, bytes, &between.second);
-    std::set<std::vector<std::tuple<int, int, int>>> shapes;
+    // A shape's first node, and with a ledger the links it loaded, which its alike nodes load alike.
+    std::map<std::vector<std::tuple<int, int, int>>, std::pair<int, Ledger>> shapes;
+    Ledger* const outer = ledger_;
     for (const auto& [node, part] : inside) {
       std::vector<std::tuple<int, int, int>> shape;
       for (std::size_t i = 0; i < part.first.size(); ++i) {
         shape.emplace_back(part.first[i].first % g, part.first[i].second % g, part.second[i]);
       }
       std::sort(shape.begin(), shape.end());
-      if (shapes.insert(std::move(shape)).second) {
+      const auto [it, fresh] = shapes.try_emplace(std::move(shape), node, Ledger{});
+      if (fresh) {
+        it->second.second.scale = outer != nullptr ? outer->scale : 1;
+        if (outer != nullptr) ledger_ = &it->second.second;
         longest = std::max(longest, step_together(part.first, bytes, &part.second));
+        ledger_ = outer;
       }
+      if (outer != nullptr) outer->merge(on_node(it->second.second, it->second.first, node));
     }
     return longest;
+  }
+
+  // The links of node `from` in `ledger` renamed as node `to`'s (a node's links are named "n<node>-...").
+  static Ledger on_node(const Ledger& ledger, int from, int to) {
+    if (from == to) return ledger;
+    Ledger out;
+    const std::string was = "n" + std::to_string(from) + "-", now = "n" + std::to_string(to) + "-";
+    for (const auto& [name, l] : ledger.links) {
+      models::LinkLoad moved = l;
+      moved.name = name.rfind(was, 0) == 0 ? now + name.substr(was.size()) : name;
+      out.links[moved.name] = moved;
+    }
+    return out;
   }
 
   // Every pair's transfer at once, until the last ends; its duration in seconds.
@@ -196,9 +299,46 @@ class SimgridTimer final : public CollectiveTimer {
       const auto times = static_cast<std::uint64_t>(flows != nullptr ? (*flows)[i] : 1);
       comms.push_back(sg4::Comm::sendto_async(platform_.host(pairs[i].first), platform_.host(pairs[i].second), size * times));
     }
-    sg4::Comm::wait_all(comms);
+    if (ledger_ != nullptr && size > 0) {  // SimGrid 3.32's wait_any never returns on empty transfers
+      record(pairs, order, comms, start, size, flows);
+    } else {
+      sg4::Comm::wait_all(comms);
+    }
     stats_.transfers += pairs.size();
     return on_picoseconds(sg4::Engine::get_clock() - start);
+  }
+
+  // step_together's transfers waited for one by one, each link's bytes and
+  // busy span entered in the ledger. comms[j] is the transfer of pairs[order[j].second].
+  void record(const std::vector<Pair>& pairs, const std::vector<std::pair<double, std::size_t>>& order,
+              std::vector<sg4::CommPtr> comms, double start, std::uint64_t size, const std::vector<int>* flows) {
+    std::vector<double> end(comms.size(), start);
+    std::vector<std::size_t> index(comms.size());
+    for (std::size_t j = 0; j < index.size(); ++j) index[j] = j;
+    while (!comms.empty()) {
+      const auto k = static_cast<std::size_t>(sg4::Comm::wait_any(comms));
+      end[index[k]] = sg4::Engine::get_clock();
+      comms.erase(comms.begin() + static_cast<std::ptrdiff_t>(k));
+      index.erase(index.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+    std::map<std::string, std::pair<double, double>> span;  // link -> (first start, last end)
+    for (std::size_t j = 0; j < order.size(); ++j) {
+      const std::size_t i = order[j].second;
+      const double times = flows != nullptr ? (*flows)[i] : 1;
+      for (const sg4::LinkInRoute& l : platform_.route_links(pairs[i].first, pairs[i].second)) {
+        const std::string name = link_name(l);
+        models::LinkLoad& load = ledger_->links[name];
+        load.name = name;
+        load.capacity_GBps = l.get_link()->get_bandwidth() / 1e9;
+        load.bytes += static_cast<double>(size) * times * ledger_->scale;
+        const auto [it, fresh] = span.emplace(name, std::make_pair(start + order[j].first, end[j]));
+        if (!fresh) {
+          it->second.first = std::min(it->second.first, start + order[j].first);
+          it->second.second = std::max(it->second.second, end[j]);
+        }
+      }
+    }
+    for (const auto& [name, s] : span) ledger_->links[name].busy_s += on_picoseconds(s.second - s.first) * ledger_->scale;
   }
 
   // A span of SimGrid's clock on the picosecond grid. SimGrid keeps absolute
@@ -213,7 +353,10 @@ class SimgridTimer final : public CollectiveTimer {
   // `count` steps of the same transfers. Each starts on an idle network (the
   // one before has ended, and a collective is timed alone), so each takes
   // exactly as long as the first: it is simulated once.
-  double steps(const std::vector<Pair>& pairs, double bytes, int count) { return count > 0 ? count * step(pairs, bytes) : 0; }
+  double steps(const std::vector<Pair>& pairs, double bytes, int count) {
+    const Scaled scaled(ledger_, count);
+    return count > 0 ? count * step(pairs, bytes) : 0;
+  }
 
   // `count` ring steps of bytes / W each; on kAuto's channels where it runs
   // them, each channel carrying bytes / (W k), a GPU's alike flows inside a
@@ -233,6 +376,7 @@ class SimgridTimer final : public CollectiveTimer {
       ++flows[it->second];
     }
     const double per_channel = bytes / (w * models::ring_channels(cluster_, w));
+    const Scaled scaled(ledger_, count);
     return count > 0 ? count * step(pairs, per_channel, &flows) : 0;
   }
 
@@ -258,6 +402,7 @@ class SimgridTimer final : public CollectiveTimer {
       // as its slowest transfer alone. Each hop is simulated alone once, and
       // each round is the largest of its window (a sliding maximum).
       std::vector<double> solo(static_cast<std::size_t>(w - 1));
+      const Scaled scaled(ledger_, k);  // each hop carries its k chunks, alone on its links
       for (int i = 0; i + 1 < w; ++i) solo[static_cast<std::size_t>(i)] = step({hop(i)}, n / k);
       std::deque<int> window;  // hops of the round, their solo times decreasing
       for (int t = 0; t < k + w - 2; ++t) {
@@ -293,7 +438,13 @@ class SimgridTimer final : public CollectiveTimer {
       case sim::CollectiveKind::kAllReduce:
       case sim::CollectiveKind::kBarrier: {
         if (!runs_hierarchical(algorithm_, cluster_, w)) return ring_steps(c.kind, w, n, 2 * (w - 1));
+        // Under kAuto both run; a ledger keeps the links of the faster.
+        Ledger* const outer = ledger_;
+        Ledger ring_links, hierarchical_links;
+        ring_links.scale = hierarchical_links.scale = outer != nullptr ? outer->scale : 1;
+        if (outer != nullptr) ledger_ = &ring_links;
         const double ring = algorithm_ == Algorithm::kAuto ? ring_steps(c.kind, w, n, 2 * (w - 1)) : -1;
+        if (outer != nullptr) ledger_ = &hierarchical_links;
         const int g = cluster_.gpus_per_node, nodes = w / g;
         std::vector<Pair> intra, inter;
         for (int k = 0; k < nodes; ++k) {
@@ -305,7 +456,10 @@ class SimgridTimer final : public CollectiveTimer {
         const double hierarchical = steps(intra, n / g, g - 1)                        // reduce-scatter
                                     + steps(inter, n / (g * nodes), 2 * (nodes - 1))  // G ring all-reduces of n/G
                                     + steps(intra, n / g, g - 1);                     // all-gather
-        return ring < 0 ? hierarchical : std::min(ring, hierarchical);                // kAuto: the faster
+        ledger_ = outer;
+        const bool ring_wins = ring >= 0 && ring <= hierarchical;
+        if (outer != nullptr) outer->merge(ring_wins ? ring_links : hierarchical_links);
+        return ring_wins ? ring : hierarchical;  // kAuto: the faster
       }
       case sim::CollectiveKind::kAllGather:
       case sim::CollectiveKind::kReduceScatter: {  // W-1 ring steps of bytes / W, one way or the other
@@ -330,6 +484,7 @@ class SimgridTimer final : public CollectiveTimer {
   // Within time(): no rank's links slowed (every node's links alike), and
   // routes inside nodes apart from those between them: a step runs in parts.
   bool parts_apart_ = false;
+  Ledger* ledger_ = nullptr;  // within link_loads(): where step_together enters its links
   SimgridStats& stats_;
   std::map<std::tuple<int, std::int64_t, int, std::vector<std::pair<int, double>>>, sim::Time> memo_;
 };

@@ -11,6 +11,7 @@
 
 #include "models/cluster.hpp"
 #include "netsim/simgrid_engine.hpp"
+#include "netsim/simgrid_test_clusters.hpp"
 
 namespace models = ddpsim::models;
 namespace netsim = ddpsim::netsim;
@@ -21,25 +22,9 @@ using ddpsim::models::GroupCall;
 
 namespace {
 
-const Time kLaunch = Time::from_us(15);
-
-models::Fabric fabric(double gbps, double us, models::Fabric::Topology t = models::Fabric::Topology::kStar) {
-  models::Fabric f;
-  f.topology = t;
-  f.bandwidth_GBps = gbps;
-  f.latency = Time::from_us(us);
-  return f;
-}
-
-models::ClusterSpec cluster(int nodes, int gpus, models::Fabric intra, int nics, models::Fabric inter) {
-  models::ClusterSpec c;
-  c.nodes = nodes;
-  c.gpus_per_node = gpus;
-  c.intra = intra;
-  c.nics_per_node = nics;
-  c.inter = inter;
-  return c;
-}
+using ddpsim::netsim::testing::cluster;
+using ddpsim::netsim::testing::fabric;
+using ddpsim::netsim::testing::kLaunch;
 
 // SimGrid's clock is a double in seconds and chunks are whole bytes: allow a few nanoseconds.
 void check_close(Time simgrid, Time expected) {

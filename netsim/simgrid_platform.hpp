@@ -34,6 +34,8 @@ class Platform {
   /// Whether a route inside a node and one between nodes never share a link
   /// (not on PCIe nodes, whose GPU links carry both).
   bool nodes_apart_from_network() const { return !pcie_; }
+  /// The links of the route from a to b, in order, each with its direction.
+  std::vector<sg4::LinkInRoute> route_links(int a, int b) const { return links_of(a, b); }
   /// The links a slow rank slows: its star link or the ring links beside it, and its NIC.
   std::vector<sg4::Link*> links_of_rank(int r) const;
 

@@ -48,9 +48,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankAtFailure, rank, state, op, collective, b
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FailureReport, sequence, ranks, waiting_ranks, missing_ranks, culprit_rank, reason, fix,
                                    detected_at_ms, detection)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MisalignedPair, sequence, rank, op, iteration, with_rank, with_op, with_iteration)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LinkLoad, name, capacity_GBps, bytes, busy_s, bytes_per_step, busy_share)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunResult, world_size, outcome, step_ms, measured_iterations, global_batch, iterations,
                                    ranks, blocked, errors, failure, misalignments, warnings, iterations_run,
-                                   shadow_collectives, events, rank_ops, fast_path, levelized, end)
+                                   shadow_collectives, events, rank_ops, fast_path, levelized, end, links)
 }  // namespace ddpsim::models
 
 namespace ddpsim::netsim {

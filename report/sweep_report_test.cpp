@@ -1,4 +1,4 @@
-#include "scenarios/report.hpp"
+#include "report/sweep_report.hpp"
 #include "scenarios/input_error.hpp"
 
 #include <doctest/doctest.h>
@@ -28,13 +28,13 @@ TEST_CASE("without W=1 in the sweep, the baseline is simulated and said so") {
   CHECK_FALSE(r.baseline_in_sweep);
   CHECK(*r.rows[1].speedup == doctest::Approx(4 * 120.05 / *r.rows[1].run.step_ms));
   std::ostringstream table;
-  scenarios::write_table(table, s, r);
+  report::write_table(table, s, r);
   CHECK(table.str().find("with t1 simulated at W=1: 120.0 ms") != std::string::npos);
 }
 
 TEST_CASE("the JSON result has the documented fields") {
   const auto s = scenarios::parse_scenario(kLab, "lab.yaml");
-  const auto doc = nlohmann::json::parse(scenarios::to_json(s, scenarios::run_scenario(s)));
+  const auto doc = nlohmann::json::parse(report::to_json(s, scenarios::run_scenario(s)));
   CHECK(doc.at("scenario") == "lab");
   CHECK(doc.at("engine") == "analytic");
   CHECK(doc.at("seed") == 0);
@@ -74,7 +74,7 @@ TEST_CASE("a hung run reports who waits where, the culprit and the fix, in the t
   run.failure = f;
 
   std::ostringstream table;
-  scenarios::write_table(table, s, r);
+  report::write_table(table, s, r);
   const std::string t = table.str();
   CHECK(t.find("\n2        -        ") != std::string::npos);  // workers, step_ms; the closed form follows
   CHECK(t.find("-        -  hang") != std::string::npos);         // speedup, efficiency, outcome
@@ -85,7 +85,7 @@ TEST_CASE("a hung run reports who waits where, the culprit and the fix, in the t
   CHECK(t.find("culprit: rank 1: collective #7") != std::string::npos);
   CHECK(t.find("fix: give every rank") != std::string::npos);
 
-  const auto doc = nlohmann::json::parse(scenarios::to_json(s, r));
+  const auto doc = nlohmann::json::parse(report::to_json(s, r));
   const auto& j = doc.at("runs").at(0);
   CHECK(j.at("outcome") == "hang");
   CHECK(j.at("step_ms").is_null());
@@ -111,9 +111,9 @@ TEST_CASE("a list of bucket caps sweeps them, each with its own one-rank baselin
   CHECK(r.rows[0].job->ddp.bucket_cap_bytes == models::kMiB);
   CHECK(r.rows[3].job->ddp.bucket_cap_bytes == 25 * models::kMiB);
   std::ostringstream table;
-  scenarios::write_table(table, s, r);
+  report::write_table(table, s, r);
   CHECK(table.str().find("bucket_mb  workers") != std::string::npos);
-  const auto doc = nlohmann::json::parse(scenarios::to_json(s, r));
+  const auto doc = nlohmann::json::parse(report::to_json(s, r));
   CHECK(doc.at("runs").at(0).at("buckets").at("bucket_cap_bytes") == 1048576);
   CHECK_THROWS_AS(scenarios::parse_scenario(std::string(kLab) + "ddp: {bucket_cap_mb: [5, 5]}\n", "lab.yaml"),
                   scenarios::InputError);

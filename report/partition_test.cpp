@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "scenarios/report.hpp"
+#include "report/sweep_report.hpp"
 #include "scenarios/run_wire.hpp"
 #include "scenarios/runner.hpp"
 #include "scenarios/scenario.hpp"
@@ -25,8 +25,8 @@ namespace {
 
 std::string reported(const scenarios::Scenario& s, const scenarios::SweepResult& r) {
   std::ostringstream table;
-  scenarios::write_table(table, s, r);
-  return table.str() + scenarios::to_json(s, r);
+  report::write_table(table, s, r);
+  return table.str() + report::to_json(s, r);
 }
 
 // The sweep as `count` processes run it, the others before the first; each

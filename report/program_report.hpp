@@ -10,16 +10,16 @@
 
 #include "scenarios/scenario.hpp"
 
-namespace ddpsim::scenarios {
+namespace ddpsim::report {
 
 /// Bytes one rank sends per optimizer step in the gradient and parameter
 /// collectives, as a ring sends them: an all-reduce of S bytes over W ranks
 /// 2(W-1)/W S, an all-gather or reduce-scatter (W-1)/W S. DDP: its buckets
 /// (as rebuilt); FSDP: every unit's all-gathers and reduction.
-std::int64_t sent_bytes_per_step(const Scenario& s, const models::DdpJob& job, int world_size);
+std::int64_t sent_bytes_per_step(const scenarios::Scenario& s, const models::DdpJob& job, int world_size);
 
 /// A run's "comm" block: sent bytes per step and collectives per step.
-nlohmann::ordered_json comm_json(const Scenario& s, const models::DdpJob& job, int world_size);
+nlohmann::ordered_json comm_json(const scenarios::Scenario& s, const models::DdpJob& job, int world_size);
 
 /// A DDP job's comm hook over one step it compresses (the rebuilt buckets):
 /// bytes handed to it and all-reduced, its compute; and how many of the
@@ -42,6 +42,6 @@ nlohmann::ordered_json comm_hook_json(const models::DdpJob& job);
 
 /// FSDP's layout at `world_size`: the strategy PyTorch runs, the shard
 /// group, and per unit its module, elements and bytes moved.
-nlohmann::ordered_json fsdp_layout_json(const Scenario& s, const models::DdpJob& job, int world_size);
+nlohmann::ordered_json fsdp_layout_json(const scenarios::Scenario& s, const models::DdpJob& job, int world_size);
 
-}  // namespace ddpsim::scenarios
+}  // namespace ddpsim::report

@@ -1,7 +1,9 @@
-#include "scenarios/report.hpp"
+#include "report/sweep_report.hpp"
 
 #include "scenarios/memory_plan.hpp"
-#include "scenarios/program_report.hpp"
+#include "report/link_report.hpp"
+#include "report/program_report.hpp"
+#include "report/rounding.hpp"
 
 #include <algorithm>
 
@@ -19,15 +21,11 @@
 #include "present/plot.hpp"
 #include "sim/build_info.hpp"
 
-namespace ddpsim::scenarios {
+namespace ddpsim::report {
+
+using namespace ddpsim::scenarios;  // the scenario and the sweep it renders
+
 namespace {
-
-// Results carry nanosecond resolution: round milliseconds to 6 decimals so
-// the JSON holds no floating-point noise.
-double ms6(double ms) { return std::round(ms * 1e6) / 1e6; }
-double ratio6(double x) { return std::round(x * 1e6) / 1e6; }
-
-
 
 using nlohmann::ordered_json;
 
@@ -394,6 +392,7 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
   if (scenario.parallelism == Parallelism::kDdp && job.ddp.comm_hook.kind != models::CommHookKind::kAllReduce) {
     write_comm_hook(out, job);
   }
+  write_busiest_links(out, result);
   if (!result.baseline_in_sweep && !result.rows.empty() && result.rows.front().baseline_ms) {
     fmt::print(out, "\nspeedup = W * t1 / tW, with t1 simulated at W=1{}: {:.{}f} ms\n",
                result.bucket_sweep ? " (first bucket cap)" : "", *result.rows.front().baseline_ms, digits);
@@ -518,6 +517,7 @@ ordered_json run_json(const Scenario& scenario, const SweepRow& row) {
   run["iterations_run"] = r.iterations_run;
   run["shadow_collectives"] = r.shadow_collectives;
   run["comm"] = comm_json(scenario, *row.job, r.world_size);
+  if (scenario.engine == "simgrid") run["links"] = links_json(r);
   if (scenario.parallelism == Parallelism::kDdp && row.job->ddp.comm_hook.kind != models::CommHookKind::kAllReduce) {
     run["comm_hook"] = comm_hook_json(*row.job);
   }
@@ -593,4 +593,4 @@ std::string sweep_svg(const Scenario& scenario, const SweepResult& result) {
   return present::scaling_svg("Predicted step time and scaling: " + scenario.name, points);
 }
 
-}  // namespace ddpsim::scenarios
+}  // namespace ddpsim::report

@@ -1,4 +1,4 @@
-#include "scenarios/program_report.hpp"
+#include "report/program_report.hpp"
 
 #include <fmt/ostream.h>
 
@@ -8,7 +8,10 @@
 #include <cmath>
 #include <tuple>
 
-namespace ddpsim::scenarios {
+namespace ddpsim::report {
+
+using namespace ddpsim::scenarios;  // the scenario and the sweep it renders
+
 namespace {
 
 int gpus_per_node(const models::DdpJob& job, int world_size) {
@@ -164,4 +167,4 @@ nlohmann::ordered_json fsdp_layout_json(const Scenario& s, const models::DdpJob&
           {"units", std::move(units)}};
 }
 
-}  // namespace ddpsim::scenarios
+}  // namespace ddpsim::report
