@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <thread>
 #include <variant>
 
@@ -24,6 +25,7 @@
 #include "models/sampler.hpp"
 #include "netsim/simgrid_engine.hpp"
 #include "scenarios/input_error.hpp"
+#include "report/html_report.hpp"
 #include "report/sweep_report.hpp"
 #include "scenarios/runner.hpp"
 #include "scenarios/calibration_file.hpp"
@@ -43,6 +45,8 @@ using ddpsim::scenarios::InputError;
 struct RunOptions {
   std::string scenario;
   std::string json, trace, csv, plot;
+  std::string html;       ///< the HTML page (report/html_report.hpp)
+  bool table = true;      ///< print the scaling table (ddpsim report does not)
   std::string engine;  ///< overrides the scenario's `engine` when given
   bool per_rank = false;  ///< no symmetric fast path
   std::string schedule;   ///< the engine's schedule for every-rank runs; empty: levelized or chosen per job
@@ -64,10 +68,14 @@ int run(const RunOptions& opt, const ddpsim::cli::MpiSession& mpi) {
                      "expected an engine this ddpsim can run (" + ddpsim::netsim::simgrid_unavailable_reason() + ")");
   }
   std::optional<std::ofstream> trace_file;
+  std::ostringstream page_trace;  // --html without --trace: the page's timeline only
   std::unique_ptr<ddpsim::sim::ChromeTraceWriter> trace;
   if (!opt.trace.empty()) {
     trace_file = open_output(opt.trace);
     trace = std::make_unique<ddpsim::sim::ChromeTraceWriter>(*trace_file, ddpsim::models::op_name, opt.trace_ranks);
+  } else if (!opt.html.empty() && ddpsim::cli::traced_for_page(scenario)) {
+    trace = std::make_unique<ddpsim::sim::ChromeTraceWriter>(page_trace, ddpsim::models::op_name,
+                                                             ddpsim::report::kTimelineRanks);
   }
   const int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   const ddpsim::scenarios::Partition partition{mpi.rank(), mpi.size(),
@@ -78,14 +86,24 @@ int run(const RunOptions& opt, const ddpsim::cli::MpiSession& mpi) {
   const auto result = ddpsim::scenarios::run_scenario(scenario, trace.get(), threads, policy, partition,
                                                       opt.flight_recorder.empty() ? nullptr : ddpsim::cli::flight_recorder());
   if (!result.complete) return 0;  // another process reports
-  if (trace) {
-    trace->finish();
+  if (trace) trace->finish();
+  if (trace_file) {
     if (!trace_file->flush()) throw InputError({opt.trace, 0, 0}, "", "", "write failed");
     if (trace->truncated()) {
       fmt::print(stderr, "ddpsim: the trace has ranks 0 to {} of each run (--trace-ranks 0 for all)\n", opt.trace_ranks - 1);
     }
   }
-  ddpsim::report::write_table(std::cout, scenario, result);
+  if (opt.table) ddpsim::report::write_table(std::cout, scenario, result);
+  if (!opt.html.empty()) {
+    std::optional<std::string> traced;
+    if (trace_file) {
+      traced = ddpsim::cli::read_trace_for_page(opt.trace);
+    } else if (trace) {
+      traced = page_trace.str();
+    }
+    write_file(opt.html, ddpsim::report::sweep_html(scenario, result, traced, ddpsim::report::load_chart_assets()));
+    if (!opt.table) fmt::print("ddpsim report: wrote {}\n", opt.html);
+  }
   if (!opt.json.empty()) write_file(opt.json, ddpsim::report::to_json(scenario, result));
   if (!opt.csv.empty()) {
     std::ofstream csv = open_output(opt.csv);
@@ -214,6 +232,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--trace", run_opt.trace, "Write a Chrome/Perfetto trace (ui.perfetto.dev) to this file");
   run_cmd->add_option("--csv", run_opt.csv, "Write the scaling table as CSV to this file");
   run_cmd->add_option("--plot", run_opt.plot, "Write step time and scaling efficiency against W as an SVG plot");
+  run_cmd->add_option("--html", run_opt.html, "Write the report as one self-contained HTML page with charts");
   run_cmd->add_option("--engine", run_opt.engine, "analytic (formulas) or simgrid (every transfer on a SimGrid platform); "
                                                   "overrides the scenario's engine key")
       ->check(CLI::IsMember({"analytic", "simgrid"}));
@@ -231,6 +250,17 @@ int main(int argc, char** argv) {
                       "(default: levelized for a job without a fault but slow links, else chosen per job; same output, "
                       "docs/cost-models.md#levelized-evaluation)")
       ->check(CLI::IsMember({"time-order", "rank-major"}));
+
+  RunOptions report_opt;
+  report_opt.table = false;
+  CLI::App* report_cmd = app.add_subcommand(
+      "report", "Simulate a scenario and write its report as one self-contained HTML page (charts and tables)");
+  report_cmd->add_option("scenario", report_opt.scenario, "Scenario YAML file")->required();
+  report_cmd->add_option("--html", report_opt.html, "The page to write")->required();
+  report_cmd->add_option("--engine", report_opt.engine, "analytic or simgrid; overrides the scenario's engine key")
+      ->check(CLI::IsMember({"analytic", "simgrid"}));
+  report_cmd->add_option("--threads", report_opt.threads, "Threads for the runs of a sweep (default: one per core)")
+      ->check(CLI::Range(1, 1024));
 
   std::string check_path;
   CLI::App* check_cmd = app.add_subcommand("check", "Validate a scenario without simulating it");
@@ -381,6 +411,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*run_cmd) return run(run_opt, mpi);
+    if (*report_cmd) return run(report_opt, mpi);
     if (*check_cmd) return check(check_path);
     if (*buckets_cmd) return buckets(buckets_path, buckets_json);
     if (*sampler_cmd) return sampler(so);

@@ -11,6 +11,7 @@ packages=(
   clang libclang-rt-14-dev
   python3-torch python3-torchvision python3-pytest python3-pip python3-setuptools
   time iproute2 dpkg-dev file
+  chromium
 )
 
 missing=()
@@ -19,6 +20,10 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
+
+# npm fetches the HTML report's chart libraries at build time (report/vega);
+# a machine may have it outside Debian's packages (NodeSource's nodejs).
+if ! command -v npm >/dev/null 2>&1; then missing+=(npm); fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

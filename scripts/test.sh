@@ -26,13 +26,13 @@ done
 # "measurement" (oracle.torch_*, validate.cpu_*, network.emulated): they time real PyTorch and
 # MPI training jobs, which the first build has just done; what they call of
 # ddpsim, the other tests run under the sanitizers too. That is 3 to 4 of
-# CI's 45 minutes. The Debian package (label "package") is built and run once,
-# from the first build.
+# CI's 45 minutes. The Debian package (label "package") and the HTML report in
+# Chromium (label "browser") are checked once, from the first build.
 BUILD_TYPE=Debug scripts/build.sh build-asan -DDDPSIM_SANITIZE=ON
-ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -LE "measurement|package"
+ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -LE "measurement|package|browser"
 # Without SimGrid (-DDDPSIM_SIMGRID=OFF): everything but the SimGrid engine
 # builds and passes, and `--engine simgrid` is refused with the way to get it.
 scripts/build.sh build-nosimgrid -DDDPSIM_SIMGRID=OFF -DDDPSIM_WERROR=ON
-ctest --test-dir build-nosimgrid --output-on-failure -j "$(nproc)" -LE "measurement|package"
+ctest --test-dir build-nosimgrid --output-on-failure -j "$(nproc)" -LE "measurement|package|browser"
 # The readers of users' files under libFuzzer (fuzz/CMakeLists.txt), 20 s each.
 scripts/fuzz.sh build-fuzz 20
