@@ -7,6 +7,7 @@
 #include <charconv>
 #include <iostream>
 
+#include "advise/advise_html.hpp"
 #include "advise/advise_report.hpp"
 #include "advise/advisor.hpp"
 #include "cli/cli_io.hpp"
@@ -56,6 +57,7 @@ int advise(const AdviseCliOptions& o, const MpiSession& mpi) {
   advise::write_text(std::cout, a, o.top);
   if (!o.json.empty()) write_file(o.json, advise::to_json(a).dump(2) + "\n");
   if (!o.plot.empty()) write_file(o.plot, advise::to_svg(a));
+  if (!o.html.empty()) write_file(o.html, advise::to_html(a, report::load_chart_assets()));
   return a.ranked.empty() ? 1 : 0;
 }
 

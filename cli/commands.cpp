@@ -368,6 +368,8 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   advise_cmd->add_option("--json", ao.json, "Write every configuration and the recommendation as JSON to this file");
   advise_cmd->add_option("--plot", ao.plot, "Write step time against peak memory per GPU as an SVG to this file");
+  advise_cmd->add_option("--html", ao.html, "Write the ranking and every configuration's objective against memory "
+                                            "as one self-contained HTML page");
   advise_cmd->add_option("--top", ao.top, "Configurations printed (default 20; --json has all)")->check(CLI::Range(1, 1 << 20));
   advise_cmd->add_option("--threads", ao.threads, "Simulations at once (default 1); the advice is the same at any count")
       ->check(CLI::Range(1, 1024));

@@ -63,6 +63,7 @@ struct AdviseCliOptions {
   std::string global_batch;      ///< "MIN:MAX", or empty
   std::string json;
   std::string plot;
+  std::string html;  ///< --html: the page (advise/advise_html.hpp)
   int top = 20;
   int threads = 1;
   std::vector<std::string> programs;  ///< empty: all that apply

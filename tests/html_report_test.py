@@ -2,7 +2,8 @@
 """html.report_pages, html.report_screenshot: ddpsim's HTML report in a real browser.
 
 Every shipped scenario (scenarios/**/*.yaml, each on its own engine; contention_two_nodes
-also on SimGrid, for the links chart) goes through `ddpsim report S --html P`; one headless
+also on SimGrid, for the links chart) goes through `ddpsim report S --html P`, and each
+ADVISE_SCENARIO through `ddpsim advise S --html P`; one headless
 Chromium opens each page from disk in turn (in an iframe of a harness page) and reads its
 DOM after its scripts ran. A page passes
 when it drew every chart it holds (data-charts-rendered == data-charts-expected > 0, an
@@ -10,7 +11,7 @@ when it drew every chart it holds (data-charts-rendered == data-charts-expected 
 holds its tables. The screenshot mode renders one page at 1280 x 800 and checks the PNG:
 that size, and not blank (most pixels white, but thousands not).
 
-Usage: html_report_test.py pages DDPSIM SCENARIOS_DIR WORK_DIR
+Usage: html_report_test.py pages DDPSIM SCENARIOS_DIR WORK_DIR [ADVISE_SCENARIO...]
        html_report_test.py screenshot DDPSIM SCENARIO WORK_DIR [COPY_TO]
 Exit 77 (skipped) without Debian's chromium.
 """
@@ -80,7 +81,7 @@ def check(r):
     return problems
 
 
-def pages(ddpsim, scenarios, work):
+def pages(ddpsim, scenarios, work, advise):
     work.mkdir(parents=True, exist_ok=True)
     jobs = [(p, []) for p in sorted(scenarios.rglob("*.yaml"))]
     jobs.append((scenarios / "contention_two_nodes.yaml", ["--engine", "simgrid"]))
@@ -91,6 +92,13 @@ def pages(ddpsim, scenarios, work):
         r = subprocess.run([ddpsim, "report", str(scenario), "--html", str(page), *extra], capture_output=True, text=True)
         if r.returncode != 0:
             print(f"FAIL: ddpsim report {scenario}: exit {r.returncode}\n{r.stderr}")
+            return 1
+        written.append(page)
+    for scenario in advise:  # ddpsim advise --html: the ranking and the scatter
+        page = work / f"advise_{scenario.stem}.html"
+        r = subprocess.run([ddpsim, "advise", str(scenario), "--html", str(page)], capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"FAIL: ddpsim advise {scenario}: exit {r.returncode}\n{r.stderr}")
             return 1
         written.append(page)
     harness = work / "harness.html"
@@ -178,7 +186,7 @@ def main(argv):
         return 77
     mode, ddpsim, where, work = argv[1], argv[2], pathlib.Path(argv[3]), pathlib.Path(argv[4])
     if mode == "pages":
-        return pages(ddpsim, where, work)
+        return pages(ddpsim, where, work, [pathlib.Path(a) for a in argv[5:]])
     return screenshot(ddpsim, where, work, argv[5] if len(argv) > 5 else None)
 
 
