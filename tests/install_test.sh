@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # install.prefix and package.deb: ddpsim installed into a fresh prefix, run from
 # outside the source and build trees. It simulates a shipped scenario (with the
-# SimGrid engine where the build has it, from lib/ddpsim) and, where Debian's
-# interpreter has torch, profiles a shipped recipe with the installed package.
+# SimGrid engine where the build has it, from lib/ddpsim), writes its HTML
+# report (with charts where the build fetched their libraries) and, where
+# Debian's interpreter has torch, profiles a shipped recipe with the installed package.
 #   install_test.sh cmake BUILD_DIR WORK_DIR HAVE_SIMGRID(0|1)
 #     cmake --install BUILD_DIR --prefix WORK_DIR/prefix
 #   install_test.sh deb BUILD_DIR WORK_DIR HAVE_SIMGRID(0|1) VERSION
@@ -55,6 +56,12 @@ cd "$work/elsewhere"
 if [ "$simgrid" = 1 ]; then
   [ -e "$p/lib/ddpsim/libddpsim_simgrid.so" ] || fail "the SimGrid module not installed"
   "$p/bin/ddpsim" run "$p/share/ddpsim/scenarios/resnet50_node8.yaml" --engine simgrid >/dev/null
+fi
+# The HTML report, its chart libraries read from P/share/ddpsim/vega when the build fetched them.
+DDPSIM_VEGA_DIR= "$p/bin/ddpsim" report "$p/share/ddpsim/scenarios/scaling_lab.yaml" --html lab.html >/dev/null
+if [ -e "$build/share/ddpsim/vega/vega.min.js" ]; then
+  [ -e "$p/share/ddpsim/vega/vega.min.js" ] || fail "the chart libraries not installed"
+  grep -q 'data-charts-expected="[1-9]' lab.html || fail "the installed report drew no chart"
 fi
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   out=$(env -u PYTHONPATH -u DDPSIM_PYTHONPATH "$p/bin/ddpsim" profile "$p/share/ddpsim/python/recipes/mlp.py" \
