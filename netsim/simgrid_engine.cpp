@@ -65,13 +65,13 @@ std::vector<Pair> channel_pairs(const ClusterSpec& cluster, int w) {
 struct Ledger {
   std::map<std::string, models::LinkLoad> links;
   double scale = 1;
-  void merge(const Ledger& other) {
+  void merge(const Ledger& other, double times = 1) {
     for (const auto& [name, l] : other.links) {
       models::LinkLoad& to = links[name];
       to.name = name;
       to.capacity_GBps = l.capacity_GBps;
-      to.bytes += l.bytes;
-      to.busy_s += l.busy_s;
+      to.bytes += l.bytes * times;
+      to.busy_s += l.busy_s * times;
     }
   }
 };
@@ -162,57 +162,40 @@ class SimgridTimer final : public CollectiveTimer {
 
   sim::Time time(const sim::Collective& c, int w, const std::vector<SlowLink>& given_slow) override {
     if (w < 1 || w > cluster_.gpus()) throw std::invalid_argument("group larger than the cluster");
-    std::vector<std::pair<int, double>> slow;
-    for (const SlowLink& s : given_slow) {
-      if (s.rank < w && s.factor > 1 && w > 1) slow.emplace_back(s.rank, s.factor);
-    }
-    const auto key = std::make_tuple(static_cast<int>(c.kind), c.bytes, w, slow);
+    const Key key = key_of(c, w, given_slow);
     if (const auto it = memo_.find(key); memoize_ && it != memo_.end()) return it->second;
+    const std::vector<std::pair<int, double>>& slow = std::get<3>(key);
     double elapsed_ns = 0;
+    Ledger links;  // what the simulation loads, kept for link_loads (the first time of each collective)
     {
       const SlowedLinks slowing(platform_, slow);
       parts_apart_ = slow.empty() && platform_.nodes_apart_from_network();
+      ledger_ = &links;
       elapsed_ns = w > 1 ? execute(c, w) * 1e9 : 0;
+      ledger_ = nullptr;
       parts_apart_ = false;
     }
+    ledgers_.try_emplace(key, std::move(links));
     ++stats_.collectives;
     const sim::Time t = launch_ + sim::Time::ns(std::llround(elapsed_ns));
     if (memoize_) memo_.emplace(key, t);
     return t;
   }
 
-  // Each call's collective simulated again on the idle platform (nothing
-  // memoised; a node standing for its alike nodes, as in time(), its links
-  // entered for each), with a ledger: a link's bytes are what crossed it, its busy time the
-  // span from the first transfer on it starting to the last ending in each
-  // step (all of a step's transfers start together), times the steps one
-  // simulated step stands for, times the call's count.
+  // Each call's collective as time() simulated it (timed now if it never
+  // was), its ledger times the call's count: a link's bytes are what crossed
+  // it, its busy time the span from the first transfer on it starting to the
+  // last ending in each step (all of a step's transfers start together),
+  // times the steps one simulated step stands for; a node standing for its
+  // alike nodes has its links entered for each.
   std::vector<models::LinkLoad> link_loads(const std::vector<models::TimedCall>& calls) override {
     Ledger total;
     for (const models::TimedCall& call : calls) {
       const int w = call.group_size;
       if (w < 2 || w > cluster_.gpus() || call.count <= 0) continue;
-      std::vector<std::pair<int, double>> slow;
-      for (const SlowLink& s : call.slow) {
-        if (s.rank < w && s.factor > 1) slow.emplace_back(s.rank, s.factor);
-      }
-      Ledger ledger;
-      ledger.scale = static_cast<double>(call.count);
-      {
-        const SlowedLinks slowing(platform_, slow);
-        ledger_ = &ledger;
-        parts_apart_ = slow.empty() && platform_.nodes_apart_from_network();
-        try {
-          execute(call.collective, w);
-        } catch (...) {
-          ledger_ = nullptr;
-          parts_apart_ = false;
-          throw;
-        }
-        ledger_ = nullptr;
-        parts_apart_ = false;
-      }
-      total.merge(ledger);
+      const Key key = key_of(call.collective, w, call.slow);
+      if (ledgers_.find(key) == ledgers_.end()) time(call.collective, w, call.slow);
+      total.merge(ledgers_.at(key), static_cast<double>(call.count));
     }
     std::vector<models::LinkLoad> out;
     for (auto& [name, l] : total.links) out.push_back(std::move(l));
@@ -299,7 +282,7 @@ class SimgridTimer final : public CollectiveTimer {
       const auto times = static_cast<std::uint64_t>(flows != nullptr ? (*flows)[i] : 1);
       comms.push_back(sg4::Comm::sendto_async(platform_.host(pairs[i].first), platform_.host(pairs[i].second), size * times));
     }
-    if (ledger_ != nullptr && size > 0) {  // SimGrid 3.32's wait_any never returns on empty transfers
+    if (ledger_ != nullptr && size > 0) {  // an empty transfer loads no link
       record(pairs, order, comms, start, size, flows);
     } else {
       sg4::Comm::wait_all(comms);
@@ -308,19 +291,13 @@ class SimgridTimer final : public CollectiveTimer {
     return on_picoseconds(sg4::Engine::get_clock() - start);
   }
 
-  // step_together's transfers waited for one by one, each link's bytes and
-  // busy span entered in the ledger. comms[j] is the transfer of pairs[order[j].second].
+  // step_together's transfers waited for, each link's bytes and busy span
+  // entered in the ledger. comms[j] is the transfer of pairs[order[j].second].
   void record(const std::vector<Pair>& pairs, const std::vector<std::pair<double, std::size_t>>& order,
-              std::vector<sg4::CommPtr> comms, double start, std::uint64_t size, const std::vector<int>* flows) {
-    std::vector<double> end(comms.size(), start);
-    std::vector<std::size_t> index(comms.size());
-    for (std::size_t j = 0; j < index.size(); ++j) index[j] = j;
-    while (!comms.empty()) {
-      const auto k = static_cast<std::size_t>(sg4::Comm::wait_any(comms));
-      end[index[k]] = sg4::Engine::get_clock();
-      comms.erase(comms.begin() + static_cast<std::ptrdiff_t>(k));
-      index.erase(index.begin() + static_cast<std::ptrdiff_t>(k));
-    }
+              const std::vector<sg4::CommPtr>& comms, double start, std::uint64_t size, const std::vector<int>* flows) {
+    sg4::Comm::wait_all(comms);
+    std::vector<double> end(comms.size());
+    for (std::size_t j = 0; j < comms.size(); ++j) end[j] = comms[j]->get_finish_time();
     std::map<std::string, std::pair<double, double>> span;  // link -> (first start, last end)
     for (std::size_t j = 0; j < order.size(); ++j) {
       const std::size_t i = order[j].second;
@@ -486,7 +463,17 @@ class SimgridTimer final : public CollectiveTimer {
   bool parts_apart_ = false;
   Ledger* ledger_ = nullptr;  // within link_loads(): where step_together enters its links
   SimgridStats& stats_;
-  std::map<std::tuple<int, std::int64_t, int, std::vector<std::pair<int, double>>>, sim::Time> memo_;
+  // A collective as time() simulates it: kind, bytes, W and the slow links among its ranks.
+  using Key = std::tuple<int, std::int64_t, int, std::vector<std::pair<int, double>>>;
+  static Key key_of(const sim::Collective& c, int w, const std::vector<SlowLink>& given_slow) {
+    std::vector<std::pair<int, double>> slow;
+    for (const SlowLink& s : given_slow) {
+      if (s.rank < w && s.factor > 1 && w > 1) slow.emplace_back(s.rank, s.factor);
+    }
+    return {static_cast<int>(c.kind), c.bytes, w, std::move(slow)};
+  }
+  std::map<Key, sim::Time> memo_;
+  std::map<Key, Ledger> ledgers_;  // each collective's link loads, from its first simulation
 };
 
 std::atomic<bool> g_used{false};
