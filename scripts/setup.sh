@@ -10,7 +10,7 @@ packages=(
   openmpi-bin libopenmpi-dev libsimgrid-dev
   clang libclang-rt-14-dev
   python3-torch python3-torchvision python3-pytest python3-pip python3-setuptools
-  time iproute2 dpkg-dev file
+  time iproute2 dpkg-dev file ccache
   chromium
 )
 
