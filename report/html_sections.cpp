@@ -25,6 +25,17 @@ std::string text_of(const ordered_json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
+// A communication bar's label: "b3" for DDP's bucket 3, "u3" for FSDP's unit 3, else none.
+std::string short_label(const std::string& op) {
+  for (const auto& [word, letter] : {std::pair<std::string_view, char>{"bucket ", 'b'}, {"unit ", 'u'}}) {
+    const auto at = op.find(word);
+    if (at == std::string::npos) continue;
+    const auto from = at + word.size();
+    return letter + op.substr(from, op.find(' ', from) - from);
+  }
+  return "";
+}
+
 // The Chrome trace's runs: pid -> (run name, rank), from its process_name records.
 std::map<int, std::pair<std::string, int>> trace_processes(const ordered_json& events) {
   std::map<int, std::pair<std::string, int>> out;
@@ -99,33 +110,35 @@ void timeline_section(HtmlPage& page, const ordered_json& runs, const std::optio
     std::string name = e["name"].get<std::string>();
     const std::string shown = name.substr(0, name.find(" ("));
     const std::string kind = shown.substr(0, shown.find(' '));
-    const auto bucket = shown.find("bucket ");
-    const std::string label = cat == "comm" && bucket != std::string::npos ? "b" + shown.substr(bucket + 7, shown.find(' ', bucket + 7) - bucket - 7) : "";
+    const std::string label = cat == "comm" ? short_label(shown) : "";
     const double start = e["ts"].get<double>(), end = start + e["dur"].get<double>();
     t0 = t0 < 0 ? start : std::min(t0, start);
     spans.push_back({fmt::format("rank {} {}", it->second, cat), name, kind, label, start, end});
   }
   ordered_json values = ordered_json::array();
+  bool labelled = false;
   for (const Span& s : spans) {
+    labelled = labelled || !s.label.empty();
     values.push_back({{"lane", s.lane}, {"op", s.name}, {"kind", s.kind}, {"label", s.label},
                       {"start_ms", (s.start_us - t0) / 1e3}, {"end_ms", (s.end_us - t0) / 1e3}});
   }
   page.paragraph(fmt::format("{}, iteration {} (the first measured one), ranks 0 to {}; time from its first operation. "
-                             "Communication bars are labelled with their bucket (b0 is the first launched).",
+                             "Communication bars are labelled with their bucket (b0 is the first launched) or FSDP unit (u0).",
                              run, iteration, std::min(static_cast<int>(ranks.size()), kTimelineRanks) - 1));
   const ordered_json enc_x = {{"field", "start_ms"}, {"type", "quantitative"}, {"title", "ms into the iteration"}};
   const ordered_json enc_y = {{"field", "lane"}, {"type", "nominal"}, {"sort", nullptr}, {"title", nullptr}};
-  page.chart("chart-timeline",
-             {{"width", 900}, {"height", {{"step", 18}}}, {"data", {{"values", values}}},
-              {"encoding", {{"y", enc_y}}},
-              {"layer", ordered_json::array(
-                   {{{"mark", {{"type", "bar"}, {"stroke", "white"}, {"strokeWidth", 0.5}}},
-                     {"encoding", {{"x", enc_x}, {"x2", {{"field", "end_ms"}}},
-                                   {"color", {{"field", "kind"}, {"type", "nominal"}, {"title", nullptr}}},
-                                   {"tooltip", ordered_json::array({{{"field", "op"}}, {{"field", "start_ms"}}, {{"field", "end_ms"}}})}}}},
-                    {{"transform", ordered_json::array({{{"filter", "datum.label != ''"}}})},
-                     {"mark", {{"type", "text"}, {"align", "left"}, {"dx", 2}, {"fontSize", 9}}},
-                     {"encoding", {{"x", enc_x}, {"text", {{"field", "label"}}}}}}})}});
+  ordered_json layers = ordered_json::array(
+      {{{"mark", {{"type", "bar"}, {"stroke", "white"}, {"strokeWidth", 0.5}}},
+        {"encoding", {{"x", enc_x}, {"x2", {{"field", "end_ms"}}},
+                      {"color", {{"field", "kind"}, {"type", "nominal"}, {"title", nullptr}}},
+                      {"tooltip", ordered_json::array({{{"field", "op"}}, {{"field", "start_ms"}}, {{"field", "end_ms"}}})}}}}});
+  if (labelled) {  // an empty layer would warn of an infinite extent
+    layers.push_back({{"transform", ordered_json::array({{{"filter", "datum.label != ''"}}})},
+                      {"mark", {{"type", "text"}, {"align", "left"}, {"dx", 2}, {"fontSize", 9}}},
+                      {"encoding", {{"x", enc_x}, {"text", {{"field", "label"}}}}}});
+  }
+  page.chart("chart-timeline", {{"width", 900}, {"height", {{"step", 18}}}, {"data", {{"values", values}}},
+                                {"encoding", {{"y", enc_y}}}, {"layer", layers}});
 }
 
 void memory_section(HtmlPage& page, const ordered_json& runs) {

@@ -5,10 +5,10 @@ Every shipped scenario (scenarios/**/*.yaml, each on its own engine; contention_
 also on SimGrid, for the links chart) goes through `ddpsim report S --html P`, and each
 ADVISE_SCENARIO through `ddpsim advise S --html P`; one headless
 Chromium opens each page from disk in turn (in an iframe of a harness page) and reads its
-DOM after its scripts ran. A page passes
+DOM after its scripts ran; Chromium's log gives what each page wrote to the console. A page passes
 when it drew every chart it holds (data-charts-rendered == data-charts-expected > 0, an
-<svg> in each chart's div), caught no script error or console.error (#errors empty) and
-holds its tables. The screenshot mode renders one page at 1280 x 800 and checks the PNG:
+<svg> in each chart's div), caught no script error or console.error (#errors empty), wrote
+nothing to the console at all (not even a library's warning) and holds its tables. The screenshot mode renders one page at 1280 x 800 and checks the PNG:
 that size, and not blank (most pixels white, but thousands not).
 
 Usage: html_report_test.py pages DDPSIM SCENARIOS_DIR WORK_DIR [ADVISE_SCENARIO...]
@@ -103,8 +103,14 @@ def pages(ddpsim, scenarios, work, advise):
         written.append(page)
     harness = work / "harness.html"
     harness.write_text(HARNESS.replace("PAGES", json.dumps([p.name for p in written])))
-    out = chromium(work, "harness", "--allow-file-access-from-files", "--virtual-time-budget=600000", "--dump-dom",
-                   harness.resolve().as_uri())
+    out = chromium(work, "harness", "--allow-file-access-from-files", "--virtual-time-budget=600000",
+                   "--enable-logging=stderr", "--v=0", "--dump-dom", harness.resolve().as_uri())
+    # Whatever a page logs to the console (errors, and the libraries' warnings too), by page.
+    console = {}
+    for line in out.stderr.splitlines():
+        if ":CONSOLE" in line and "source: file://" in line:
+            page = line.rsplit("source: ", 1)[1].split("/")[-1].split(" ")[0]
+            console.setdefault(page, []).append(line.split("] ", 1)[-1])
     text = out.stdout[out.stdout.find('<pre id="out">') + len('<pre id="out">'):]
     text = html.unescape(text[:text.find("</pre>")])
     try:
@@ -114,7 +120,7 @@ def pages(ddpsim, scenarios, work, advise):
         return 1
     failed = 0
     for r in found:
-        problems = check(r)
+        problems = check(r) + [f"console: {m[:300]}" for m in console.get(r["page"], [])]
         print(f"{'FAIL' if problems else 'ok'}: {r['page']}: {r.get('rendered', 0)} charts" +
               ("; " + "; ".join(problems) if problems else ""))
         failed += bool(problems)
