@@ -48,7 +48,6 @@ class HtmlPage {
              const std::string& caption = "");
   /// A Vega-Lite chart: its spec (data inline) drawn as SVG in a div of its own.
   void chart(const std::string& id, nlohmann::ordered_json spec);
-  int charts() const { return static_cast<int>(specs_.size()); }
   /// The whole page; charts drawn with `assets` when it holds the libraries.
   std::string render(const ChartAssets& assets) const;
 

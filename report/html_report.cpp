@@ -1,7 +1,6 @@
 #include "report/html_report.hpp"
 
 #include <algorithm>
-#include <map>
 
 #include <fmt/format.h>
 

@@ -15,13 +15,8 @@ using scenarios::testing::error_of;
 
 namespace {
 
-const std::string kBase = "world_size: 2\ncollective: {latency_us: 5, bandwidth_GBps: 10}\n";
-const std::string kParams = R"(model:
-  parameters:
-    - {name: w1, shape: [4, 4]}
-    - {name: b1, shape: [4], dtype: bfloat16}
-    - {name: w2, shape: [2, 4]}
-)";
+const std::string& kBase = scenarios::testing::kSmallBase;
+const std::string& kParams = scenarios::testing::kSmallParams;
 
 }  // namespace
 

@@ -320,23 +320,9 @@ TEST_CASE("load_scenario reports unreadable files") {
   }
 }
 
-namespace {
-
-const std::string kFormsBase = R"(world_size: 2
-collective: {latency_us: 5, bandwidth_GBps: 10}
-)";
-const std::string kFormsParams = R"(model:
-  parameters:
-    - {name: w1, shape: [4, 4]}
-    - {name: b1, shape: [4], dtype: bfloat16}
-    - {name: w2, shape: [2, 4]}
-)";
-
-}  // namespace
-
 TEST_CASE("model forms: parameters list, ready order, layers, GFLOP times") {
-  const std::string& base = kFormsBase;
-  const std::string& params = kFormsParams;
+  const std::string& base = scenarios::testing::kSmallBase;
+  const std::string& params = scenarios::testing::kSmallParams;
   SUBCASE("parameters with whole-model times; default ready order is reverse registration") {
     const auto s = parse_scenario(base + params + "  forward_ms: 1\n  backward_ms: 2.8\n", "s.yaml");
     CHECK(s.job.model.parameters[1].dtype == models::DType::kBFloat16);
@@ -394,8 +380,8 @@ device: {peak_tflops: 100, efficiency: 0.5}
 }
 
 TEST_CASE("ddp and data keys") {
-  const std::string& base = kFormsBase;
-  const std::string& params = kFormsParams;
+  const std::string& base = scenarios::testing::kSmallBase;
+  const std::string& params = scenarios::testing::kSmallParams;
   SUBCASE("ddp keys") {
     const auto s = parse_scenario(base + params + R"(  forward_ms: 1
   backward_ms: 2

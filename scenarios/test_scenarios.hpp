@@ -26,6 +26,18 @@ inline std::string error_of(const std::string& text) {
   return "";
 }
 
+/// W = 2 on a 10 GB/s, 5 us collective; no model (kSmallParams is one).
+inline const std::string kSmallBase = R"(world_size: 2
+collective: {latency_us: 5, bandwidth_GBps: 10}
+)";
+/// A model section of three tensors by name and shape (one bfloat16), times left to add.
+inline const std::string kSmallParams = R"(model:
+  parameters:
+    - {name: w1, shape: [4, 4]}
+    - {name: b1, shape: [4], dtype: bfloat16}
+    - {name: w2, shape: [2, 4]}
+)";
+
 /// Two layers of two tensors each (4x2 + 4, 1x4 + 1 elements), per-layer times, W = 2.
 inline const std::string kLayered = R"(world_size: 2
 model:
