@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -52,16 +53,21 @@ bool has_torch(const std::string& python) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-// DDPSIM_PYTHON, else Debian's interpreter, else the first python3 on PATH that has torch.
+// DDPSIM_PYTHON when set (that one only: an explicit choice is never
+// overridden), else the environment scripts/setup.sh made from
+// python/requirements.txt (DDPSIM_VENV_PYTHON, fixed at build time), else
+// every python3 on PATH, in order.
 std::vector<std::string> candidates() {
   if (const char* given = std::getenv("DDPSIM_PYTHON"); given && *given) return {given};
-  std::vector<std::string> out{"/usr/bin/python3"};
+  std::vector<std::string> out{DDPSIM_VENV_PYTHON};
   if (const char* path = std::getenv("PATH")) {
     std::string dirs = path;
     for (std::size_t start = 0; start <= dirs.size();) {
       const std::size_t end = std::min(dirs.find(':', start), dirs.size());
       const fs::path p = fs::path(dirs.substr(start, end - start)) / "python3";
-      if (end > start && fs::exists(p) && p.string() != out.front()) out.push_back(p.string());
+      if (end > start && fs::exists(p) && std::find(out.begin(), out.end(), p.string()) == out.end()) {
+        out.push_back(p.string());
+      }
       start = end + 1;
     }
   }
@@ -91,8 +97,9 @@ int run_torch_verb(int argc, char** argv) {
     }
   }
   if (python.empty()) {
-    fmt::print(stderr, "ddpsim: error: no Python interpreter with torch (tried {}); on Debian: apt-get install "
-                       "python3-torch, or set DDPSIM_PYTHON to one that has it\n", tried);
+    fmt::print(stderr, "ddpsim: error: no Python interpreter with torch (tried {}); make one from the pins "
+                       "(python3 -m venv V && V/bin/pip install -r {}/requirements.txt) and set DDPSIM_PYTHON=V/bin/python, "
+                       "or in a source checkout run scripts/setup.sh\n", tried, package);
     return 2;
   }
   const char* old = std::getenv("PYTHONPATH");

@@ -21,6 +21,11 @@ inline std::int64_t bucket_bytes(double mb) { return static_cast<std::int64_t>(m
 struct DdpConfig {
   std::int64_t bucket_cap_bytes = 25 * kMiB;   ///< int(bucket_cap_mb * 2^20)
   std::int64_t first_bucket_bytes = 1 * kMiB;  ///< dist._DEFAULT_FIRST_BUCKET_BYTES
+  /// DDP(bucket_cap_mb=X) with X given: since PyTorch 2.3 the first bucket is
+  /// capped at X too (_BucketCapacityConfig.create in torch/nn/parallel/
+  /// distributed.py); only DDP's default cap keeps the 1 MiB first bucket.
+  /// The scenario's with_cap sets first_bucket_bytes from the cap when true.
+  bool first_bucket_follows_cap = false;
   bool find_unused_parameters = false;
   bool static_graph = false;
   bool broadcast_buffers = true;

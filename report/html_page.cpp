@@ -60,7 +60,7 @@ std::string chart_assets_dir() {
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     const fs::path beside = exe.parent_path().parent_path() / "share/ddpsim/vega";
-    if (fs::exists(beside / "vega.min.js", ec)) return beside.string();
+    if (fs::exists(beside / "vega-bundle.js", ec)) return beside.string();
   }
 #ifdef DDPSIM_VEGA_BUILD_DIR
   return DDPSIM_VEGA_BUILD_DIR;
@@ -72,18 +72,14 @@ std::string chart_assets_dir() {
 ChartAssets load_chart_assets() {
   ChartAssets a;
   const fs::path dir = chart_assets_dir();
-  const std::optional<std::string> vega = read_text(dir / "vega.min.js");
-  const std::optional<std::string> lite = read_text(dir / "vega-lite.min.js");
-  const std::optional<std::string> embed = read_text(dir / "vega-embed.min.js");
-  if (!vega || !lite || !embed) {
-    a.missing = fmt::format("the chart libraries (vega, vega-lite, vega-embed) are not in {}: the build fetches them "
-                            "with npm (report/vega/package.json); tables only",
+  const std::optional<std::string> bundle = read_text(dir / "vega-bundle.js");
+  if (!bundle) {
+    a.missing = fmt::format("the chart libraries (vega, vega-lite, vega-embed: vega-bundle.js) are not in {}: the build "
+                            "writes them with vl-convert-python (scripts/setup.sh installs it); tables only",
                             dir.string());
     return a;
   }
-  a.vega = *vega;
-  a.vega_lite = *lite;
-  a.vega_embed = *embed;
+  a.bundle = *bundle;
   return a;
 }
 
@@ -138,9 +134,7 @@ std::string HtmlPage::render(const ChartAssets& assets) const {
       html_escape(title_), kStyle, kErrorCatcher);
   const bool draw = assets.ok() && !specs_.empty();
   if (draw) {
-    for (const std::string* lib : {&assets.vega, &assets.vega_lite, &assets.vega_embed}) {
-      out += "<script>" + script_safe(*lib) + "</script>\n";
-    }
+    out += "<script>" + script_safe(assets.bundle) + "</script>\n";
   }
   out += fmt::format("</head>\n<body data-charts-expected=\"{}\" data-charts-rendered=\"0\">\n<h1>{}</h1>\n",
                      draw ? specs_.size() : 0, html_escape(title_));

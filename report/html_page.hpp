@@ -1,7 +1,8 @@
 #pragma once
 // One self-contained HTML page: sections of headings, tables and Vega-Lite
-// charts, with the chart libraries (vega, vega-lite, vega-embed; pinned in
-// report/vega/package.json, fetched by the build with npm) inlined, so the
+// charts, with the chart libraries (vega, vega-lite, vega-embed as one script
+// from vl-convert-python, pinned in python/requirements.txt, written by the
+// build with scripts/fetch_charts.py) inlined, so the
 // page opens without a network. Without the libraries it keeps its tables
 // and says why its charts are missing.
 //
@@ -19,10 +20,10 @@
 
 namespace ddpsim::report {
 
-/// The three chart libraries' text, or why they are absent.
+/// The chart libraries' text (one script: vega, vega-lite, vega-embed), or why it is absent.
 struct ChartAssets {
-  std::string vega, vega_lite, vega_embed;
-  std::string missing;  ///< empty when the three are here
+  std::string bundle;
+  std::string missing;  ///< empty when the bundle is here
   bool ok() const { return missing.empty(); }
 };
 
@@ -30,7 +31,7 @@ struct ChartAssets {
 /// (only there), else share/ddpsim/vega beside the binary's prefix (an
 /// install, or the build tree's copy), else the build tree's.
 std::string chart_assets_dir();
-/// Reads vega.min.js, vega-lite.min.js and vega-embed.min.js from chart_assets_dir().
+/// Reads vega-bundle.js (scripts/fetch_charts.py writes it) from chart_assets_dir().
 ChartAssets load_chart_assets();
 
 /// Text for HTML: & < > " ' escaped.

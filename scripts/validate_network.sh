@@ -13,5 +13,5 @@ build=${1:-build} out=${2:-/tmp/ddpsim_network}
 shift $(( $# > 2 ? 2 : $# ))
 cmake --build "$build" --target ddpsim ddpsim_netbind >/dev/null
 export DDPSIM_NETBIND="$PWD/$build/netemu/libddpsim_netbind.so"
-exec /usr/bin/python3 tests/torch_ddp_network.py "$build/cli/ddpsim" "$out" --recipes mlp,cnn,transformer,embedding \
+exec "$(scripts/python.sh)" tests/torch_ddp_network.py "$build/cli/ddpsim" "$out" --recipes mlp,cnn,transformer,embedding \
   --rates 1gbit,eq --caps 1,25 --alternations 3 --slow-rank --json "$out/rows.json" "$@"

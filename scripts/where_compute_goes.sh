@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build} out=${2:-/tmp/where_compute_goes} rounds=${3:-2}
 export PYTHONPATH=$PWD/python MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
-py=/usr/bin/python3 recipe=$PWD/python/recipes/cnn.py
+py="$(scripts/python.sh)" recipe=$PWD/python/recipes/cnn.py
 mkdir -p "$out"
 medians() {  # FILE KEYS...: the medians of the steps after the first
   $py - "$@" <<'PY'

@@ -59,11 +59,12 @@ if [ "$simgrid" = 1 ]; then
 fi
 # The HTML report, its chart libraries read from P/share/ddpsim/vega when the build fetched them.
 DDPSIM_VEGA_DIR= "$p/bin/ddpsim" report "$p/share/ddpsim/scenarios/scaling_lab.yaml" --html lab.html >/dev/null
-if [ -e "$build/share/ddpsim/vega/vega.min.js" ]; then
-  [ -e "$p/share/ddpsim/vega/vega.min.js" ] || fail "the chart libraries not installed"
+if [ -e "$build/share/ddpsim/vega/vega-bundle.js" ]; then
+  [ -e "$p/share/ddpsim/vega/vega-bundle.js" ] || fail "the chart libraries not installed"
   grep -q 'data-charts-expected="[1-9]' lab.html || fail "the installed report drew no chart"
 fi
-if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+python=$("$(dirname "$0")/../scripts/python.sh")
+if "$python" -c 'import torch' 2>/dev/null; then
   out=$(env -u PYTHONPATH -u DDPSIM_PYTHONPATH "$p/bin/ddpsim" profile "$p/share/ddpsim/python/recipes/mlp.py" \
         --out mlp.yaml --steps 2 --warmup 1 --bare)
   echo "$out"
@@ -71,6 +72,6 @@ if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   # The installed package, not the source tree's: its path in the profile's header.
   grep -q "$p/share/ddpsim/python/recipes/mlp.py" mlp.yaml || fail "not the installed recipe"
 else
-  echo "no torch for /usr/bin/python3: the profile step is left out"
+  echo "no torch for $python: the profile step is left out"
 fi
 echo "install ok ($mode): $p"

@@ -5,7 +5,7 @@
 # Usage: python_wheel.sh SOURCE_DIR WORK_DIR VERSION
 set -euo pipefail
 src="$1"; work="$2"; version="$3"
-py=/usr/bin/python3
+py="$("$src/scripts/python.sh")"
 "$py" -c 'import setuptools, pip' 2>/dev/null || { echo "SKIPPED: no pip or setuptools for $py"; exit 77; }
 rm -rf "$work"; mkdir -p "$work"
 cp -r "$src/python" "$work/python"

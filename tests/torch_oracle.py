@@ -4,10 +4,13 @@
 For each preset and bucket cap, builds the model in PyTorch, wraps it in
 DistributedDataParallel (gloo, one process), runs three iterations so the
 buckets are rebuilt, and compares _get_ddp_logging_data()'s bucket sizes and
-per-bucket parameter indices with `ddpsim buckets --json`.
+per-bucket parameter indices with `ddpsim buckets --json`. A cap of None is
+DDP's default (no bucket_cap_mb: the first rebuilt bucket capped at 1 MiB,
+dist._DEFAULT_FIRST_BUCKET_BYTES) and a scenario without the key; a cap given
+is DDP(bucket_cap_mb=X), which since PyTorch 2.3 caps the first bucket at X
+too, and the scenario's ddp.bucket_cap_mb: X.
 
-Exits 77 (ctest: skipped) without torch; Debian: apt-get install
-python3-torch python3-torchvision.
+Exits 77 (ctest: skipped) without torch and torchvision (scripts/setup.sh).
 Usage: torch_oracle.py DDPSIM_BINARY WORK_DIR
 """
 import json
@@ -27,15 +30,17 @@ except ImportError as e:
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 import extract_presets as presets  # noqa: E402  (the same model definitions as the presets)
 
-CASES = [  # preset, model factory, input, bucket_cap_mb
+CASES = [  # preset, model factory, input, bucket_cap_mb (None: DDP's default)
+    ("resnet18", torchvision.models.resnet18, lambda: torch.randn(2, 3, 32, 32), None),
     ("resnet18", torchvision.models.resnet18, lambda: torch.randn(2, 3, 32, 32), 25),
     ("resnet18", torchvision.models.resnet18, lambda: torch.randn(2, 3, 32, 32), 35),
     ("resnet18", torchvision.models.resnet18, lambda: torch.randn(2, 3, 32, 32), 5),
+    ("resnet50", torchvision.models.resnet50, lambda: torch.randn(2, 3, 32, 32), None),
     ("resnet50", torchvision.models.resnet50, lambda: torch.randn(2, 3, 32, 32), 25),
     ("resnet101", torchvision.models.resnet101, lambda: torch.randn(2, 3, 32, 32), 25),
     ("resnext50_32x4d", torchvision.models.resnext50_32x4d, lambda: torch.randn(2, 3, 32, 32), 25),
     ("resnext101_32x8d", torchvision.models.resnext101_32x8d, lambda: torch.randn(2, 3, 32, 32), 25),
-    ("bert-base", presets.BertModel, lambda: torch.randint(0, 30522, (2, 8)), 25),
+    ("bert-base", presets.BertModel, lambda: torch.randint(0, 30522, (2, 8)), None),
     ("gpt2-small", presets.GPT2LMHeadModel, lambda: torch.randint(0, 50257, (1, 8)), 25),
     ("linear-8-1", lambda: torch.nn.Linear(8, 1), lambda: torch.randn(8, 8), 25),
 ]
@@ -54,7 +59,7 @@ def real_buckets(factory, make_input, cap):
         for n, b in m._buffers.items():
             if b is not None and b.dtype == torch.bool:
                 m._buffers[n] = b.to(torch.uint8)
-    model = DDP(module, bucket_cap_mb=cap)
+    model = DDP(module) if cap is None else DDP(module, bucket_cap_mb=cap)
     for _ in range(3):
         loss(model(make_input())).backward()
     data = model._get_ddp_logging_data()
@@ -67,9 +72,10 @@ def real_buckets(factory, make_input, cap):
 
 def ddpsim_buckets(binary, work, preset, cap):
     path = os.path.join(work, f"{preset}_{cap}.yaml")
+    ddp = "" if cap is None else f"ddp: {{bucket_cap_mb: {cap}}}\n"
     with open(path, "w") as f:
         f.write(f"world_size: 1\nmodel: {{preset: {preset}, forward_ms: 1, backward_ms: 2}}\n"
-                f"ddp: {{bucket_cap_mb: {cap}}}\ncollective: {{latency_us: 1, bandwidth_GBps: 1}}\n")
+                f"{ddp}collective: {{latency_us: 1, bandwidth_GBps: 1}}\n")
     out = path + ".json"
     subprocess.run([binary, "buckets", path, "--json", out], check=True, stdout=subprocess.DEVNULL)
     with open(out) as f:
@@ -88,7 +94,7 @@ def main():
         sim = ddpsim_buckets(binary, work, preset, cap)
         ok = real == sim
         failures += not ok
-        print(f"{'ok  ' if ok else 'FAIL'} {preset} bucket_cap_mb={cap}: initial {sim[0]} rebuilt {sim[1]}")
+        print(f"{'ok  ' if ok else 'FAIL'} {preset} bucket_cap_mb={cap if cap is not None else 'default'}: initial {sim[0]} rebuilt {sim[1]}")
         if not ok:
             print(f"     PyTorch: initial {real[0]} rebuilt {real[1]}")
             for i, (a, b) in enumerate(zip(real[2], sim[2])):

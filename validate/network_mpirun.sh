@@ -7,7 +7,7 @@
 # through those sizes prices the link at 3.4 Gbit/s (docs/validation.md, "ddpsim-real on the network").
 sweep_sizes=(--max-bytes 16777216)
 [ -n "${NETWORK:-}" ] && sweep_sizes=(--min-bytes 65536 --max-bytes 4194304)
-ddpsim_torch() { PYTHONPATH="$root/python" /usr/bin/python3 -m ddpsim_torch "$@"; }
+ddpsim_torch() { PYTHONPATH="$root/python" "$("$root/scripts/python.sh")" -m ddpsim_torch "$@"; }
 network_or_skip() {
   [ -z "${NETWORK:-}" ] && return 0
   if ! why=$(ddpsim_torch network 100mbit --ranks 1 -- true 2>&1); then

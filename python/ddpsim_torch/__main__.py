@@ -136,9 +136,10 @@ def main(argv=None):
     try:
         import torch  # noqa: F401
     except ImportError as e:
-        print(f"ddpsim_torch: torch is not installed ({e}); on Debian: apt-get install python3-torch", file=sys.stderr)
+        print(f"ddpsim_torch: torch is not installed for {sys.executable} ({e}); install the pins "
+              f"(pip install -r requirements.txt beside ddpsim_torch/; scripts/setup.sh in a checkout)", file=sys.stderr)
         return 2
-    from . import measure, profile, sweep
+    from . import measure, memory, profile, sweep
     try:
         if args.verb == "profile":
             return profile.run(args)
@@ -146,7 +147,7 @@ def main(argv=None):
             return sweep.run(args)
         if args.verb == "measure":
             return measure.run(args)
-    except (recipe.RecipeError, fit.FitError, network.NetworkError, hooks.HookError) as e:
+    except (recipe.RecipeError, fit.FitError, network.NetworkError, hooks.HookError, memory.OptimizerError) as e:
         print(f"ddpsim_torch: error: {e}", file=sys.stderr)
         return 2
     return 2

@@ -10,9 +10,15 @@ What is measured, per step after --warmup steps, medians over --steps:
   owner's last gradient, the last owner the rest);
 - gradient readiness: a post-hook on each parameter's gradient accumulator,
   the way DDP's Reducer registers its autograd hooks
-  (p.expand_as(p).grad_fn.next_functions[0][0] on 1.13,
-  register_post_accumulate_grad_hook on 2.1+), which gives the exact order;
+  (register_post_accumulate_grad_hook on torch 2.1+, which fires once the
+  gradient is accumulated; the accumulator's own post-hook,
+  p.expand_as(p).grad_fn.next_functions[0][0], on older torch), which gives
+  the exact order;
 - the optimizer step;
+- what memory needs (memory.py): the optimizer's kind from the state it keeps
+  after a step (the scenario's `optimizer`), and the activations autograd
+  saves for backward in one forward at the recipe's batch, per layer
+  (activation_MB);
 - what DDP itself adds (overhead.py): the recipe again under
   DistributedDataParallel on one rank, its backward against the bare one,
   written as ddp.bucket_copy_GBps (--bare: not measured).
@@ -34,6 +40,7 @@ from . import clock as ddp_clock
 from . import corunners
 from . import fit
 from . import hooks
+from . import memory
 from . import overhead as ddp_overhead
 from . import recipe as recipes
 
@@ -167,22 +174,22 @@ def _tensor_line(name, t):
 
 
 def _layers(m, names):
-    """(name, parameter names, forward ms, backward ms) per owner. An owner left with no parameter of its
-    own (its only one shared with an earlier module, as a tied output layer) adds its times to the next
-    layer, or to the last one."""
-    out, pending_fwd, pending_bwd = [], 0.0, 0.0
+    """(name, parameter names, forward ms, backward ms, activation bytes) per owner. An owner left with no
+    parameter of its own (its only one shared with an earlier module, as a tied output layer) adds its
+    times and activations to the next layer, or to the last one."""
+    out, pending = [], [0.0, 0.0, 0]
     for owner in m["owners"]:
         params = [names[i] for i in range(len(names)) if m["owner_of_param"][i] == owner]
-        fwd = m["forward_ms"].get(owner, 0.0) + pending_fwd
-        bwd = m["backward_ms"].get(owner, 0.0) + pending_bwd
+        own = [m["forward_ms"].get(owner, 0.0) + pending[0], m["backward_ms"].get(owner, 0.0) + pending[1],
+               m.get("activations", {}).get(owner, 0) + pending[2]]
         if not params:
-            pending_fwd, pending_bwd = fwd, bwd
+            pending = own
             continue
-        pending_fwd = pending_bwd = 0.0
-        out.append([owner or "(root)", params, fwd, bwd])
+        pending = [0.0, 0.0, 0]
+        out.append([owner or "(root)", params] + own)
     if out:
-        out[-1][2] += pending_fwd
-        out[-1][3] += pending_bwd
+        for k in range(3):
+            out[-1][2 + k] += pending[k]
     return out
 
 
@@ -242,11 +249,16 @@ def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead
     lines.append(f"  gradient_ready_order:       # gradient-accumulator post-hooks, {note}")
     lines += [f"    - {json.dumps(names[i])}" for i in order + never]
     lines.append("  layers:                     # modules owning parameters; forward: since the previous owner's "
-                 "forward ended; backward: since the previous owner's last gradient (medians, ms)")
-    for name, params, fwd, bwd in _layers(m, names):
+                 "forward ended; backward: since the previous owner's last gradient (medians, ms); activation_MB: "
+                 "what autograd saved for backward since the previous owner's forward ended (MiB, one forward)")
+    for name, params, fwd, bwd, act in _layers(m, names):
         lines.append(f"    - {{name: {json.dumps(name)}, params: [{', '.join(json.dumps(p) for p in params)}], "
-                     f"forward_ms: {fwd:.6g}, backward_ms: {bwd:.6g}}}")
+                     f"forward_ms: {fwd:.6g}, backward_ms: {bwd:.6g}, activation_MB: {act / memory.MIB:.6g}}}")
     lines.append(f"  optimizer_ms: {m['optimizer_ms']:.6g}   # optimizer.step() + zero_grad(), median")
+    if "optimizer" in m:
+        name, cls, state, buffers = m["optimizer"]
+        lines.append(f"optimizer: {name}   # torch.optim.{cls}: {buffers} state tensor(s) per parameter, "
+                     f"{state} bytes after a step")
     lines += _collective_lines(collective)
     ddp = _overhead_lines(m, overhead)
     if bucket_cap_mb != 25.0:
@@ -323,6 +335,8 @@ def _measure_all(args):
     torch.manual_seed(0)
     clock = ddp_clock.for_device(args.device)
     m = measure(built, args.steps, args.warmup, clock)
+    m["optimizer"] = memory.optimizer_kind(built["optimizer"])  # after the measured steps: its state exists
+    m["activations"], _ = memory.activation_bytes(built)
     m["device"] = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
     m["clock"] = clock.name
     overhead = None
