@@ -95,6 +95,25 @@ std::vector<int> ranks_of(const Json& v, const std::string& key) {
   return out;
 }
 
+// The stack that issued an entry: a list of {name, filename, line}; absent or null: none.
+std::vector<FrFrame> frames_of(const Json& e) {
+  std::vector<FrFrame> out;
+  if (!e.contains("frames") || e.at("frames").is_null()) return out;
+  const Json& list = e.at("frames");
+  if (!list.is_array()) throw FormatError("", "frames", "expected a list of {name, filename, line}");
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    const Json& f = list[k];
+    const std::string at = fmt::format("frames[{}]", k);
+    if (!f.is_object()) throw FormatError("", at, "expected an object with name, filename and line");
+    FrFrame frame;
+    if (f.contains("name") && f.at("name").is_string()) frame.name = f.at("name").get<std::string>();
+    if (f.contains("filename") && f.at("filename").is_string()) frame.filename = f.at("filename").get<std::string>();
+    if (auto v = optional_int64(f, "line")) frame.line = *v;
+    out.push_back(std::move(frame));
+  }
+  return out;
+}
+
 FrEntry read_entry(const Json& e, std::size_t i) {
   const std::string at = fmt::format("entries[{}].", i);
   if (!e.is_object()) throw FormatError("", at.substr(0, at.size() - 1), "expected an object");
@@ -124,6 +143,7 @@ FrEntry read_entry(const Json& e, std::size_t i) {
     if (e.contains("retired") && e.at("retired").is_boolean()) out.retired = e.at("retired").get<bool>();
     if (auto v = optional_int64(e, "timeout_ms")) out.timeout_ms = *v;
     if (e.contains("is_p2p") && e.at("is_p2p").is_boolean()) out.is_p2p = e.at("is_p2p").get<bool>();
+    out.frames = frames_of(e);
   } catch (const FormatError& x) {
     throw FormatError("", at + x.key(), x.what());
   }
@@ -207,6 +227,11 @@ std::string to_json(const FlightRecord& r) {
               {"retired", e.retired},
               {"timeout_ms", e.timeout_ms},
               {"is_p2p", e.is_p2p}};
+    if (!e.frames.empty()) {
+      Ordered frames = Ordered::array();
+      for (const FrFrame& f : e.frames) frames.push_back({{"name", f.name}, {"filename", f.filename}, {"line", f.line}});
+      x["frames"] = std::move(frames);
+    }
     out += (i ? ",\n  " : "\n  ") + x.dump();
   }
   return out + (r.entries.empty() ? "]\n}\n" : "\n ]\n}\n");

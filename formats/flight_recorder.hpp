@@ -17,6 +17,14 @@
 
 namespace ddpsim::formats {
 
+/// One frame of the Python stack that issued a collective (PyTorch records
+/// them; ddpsim's dumps write one, naming the op and its iteration).
+struct FrFrame {
+  std::string name, filename;
+  std::int64_t line = 0;
+  bool operator==(const FrFrame&) const = default;
+};
+
 /// One collective as a rank's flight recorder holds it.
 struct FrEntry {
   std::int64_t record_id = 0;          ///< the rank's count of recorded operations, from 0
@@ -35,6 +43,7 @@ struct FrEntry {
   bool retired = false;
   std::int64_t timeout_ms = 0;
   bool is_p2p = false;
+  std::vector<FrFrame> frames;  ///< innermost first, as PyTorch writes them; may be empty
 };
 
 /// A process group of the dump's pg_config.

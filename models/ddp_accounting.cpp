@@ -20,7 +20,9 @@ void Accounting::on_op(const sim::OpRecord& r) {
   // A comm hook's callback runs between its all-reduces, on the
   // communication side: what the step waits for there is communication.
   if (r.is_collective || tag == DdpTag::kHookCallback) {
-    if (tag == DdpTag::kInitBroadcast || tag == DdpTag::kFinalBarrier) return;  // outside the loop
+    if (tag == DdpTag::kInitBroadcast || tag == DdpTag::kVerifyParams || tag == DdpTag::kFinalBarrier) {
+      return;  // outside the loop
+    }
     acc.collectives.push_back({r.is_collective ? r.arrival : r.start, r.start, r.end});
     if (measured && r.is_collective) acc.collective += busy;
     if (tag == DdpTag::kAllReduce || tag == DdpTag::kUsedMap || tag == DdpTag::kHookAllReduce ||
@@ -123,6 +125,7 @@ RunResult assemble(const DdpJob& job, const Plan& plan, const Accounting& accoun
       case DdpTag::kUsedMap:
       case DdpTag::kJoinCount:
       case DdpTag::kRebuildBroadcast: return "int32";
+      case DdpTag::kVerifyParams: return "int64";
       case DdpTag::kSkipFlag:
       case DdpTag::kExtraCollective: return "float32";
       default: return "";

@@ -48,6 +48,8 @@ std::string op_name(sim::OpLabel label) {
       return fmt::format("all_reduce bucket {} (comm hook, {})", label.index / kHookStages, label.index % kHookStages);
     case DdpTag::kHookCallback:
       return fmt::format("comm hook callback bucket {} ({})", label.index / kHookStages, label.index % kHookStages);
+    case DdpTag::kVerifyParams:
+      return label.index == 0 ? "all_gather parameter count" : "broadcast parameter shapes";
   }
   return "?";
 }

@@ -93,6 +93,9 @@ enum class DdpTag : std::uint32_t {
   kHookCompute,       ///< a comm hook's work at the bucket's hook, on the backward thread (index: bucket)
   kHookAllReduce,     ///< a comm hook's all-reduce (index: bucket x 4 + its place in the hook's chain)
   kHookCallback,      ///< a comm hook's callback between its all-reduces (index: as kHookAllReduce)
+  /// construction: _verify_param_shape_across_processes, the parameter count
+  /// all-gathered (index 0), then every parameter's sizes and strides broadcast (index 1), int64
+  kVerifyParams,
 };
 /// kHookAllReduce and kHookCallback: a bucket's chain has at most this many stages per kind.
 inline constexpr std::uint32_t kHookStages = 4;

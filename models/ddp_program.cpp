@@ -108,7 +108,18 @@ class RankProgram final : public sim::Process {
     return false;
   }
 
+  // DistributedDataParallel's constructor: _verify_param_shape_across_processes (the parameter
+  // count all-gathered, one int64 a rank; then every parameter's sizes and strides broadcast from
+  // rank 0, int64), then _sync_module_states broadcasts the parameters and buffers.
   void broadcast_initial_state(sim::OpSink& e) {
+    std::int64_t dims = 0;
+    for (const Tensor& t : job_.model.parameters) dims += 2 * static_cast<std::int64_t>(t.shape.size());
+    constructed_ = e.enqueue_collective(rank_, sim::kWorldGroup, {sim::CollectiveKind::kAllGather, 8 * static_cast<std::int64_t>(world_size_)},
+                                        label(DdpTag::kVerifyParams, 0, 0));
+    if (dims > 0) {
+      constructed_ = e.enqueue_collective(rank_, sim::kWorldGroup, {sim::CollectiveKind::kBroadcast, 8 * dims},
+                                          label(DdpTag::kVerifyParams, 0, 1));
+    }
     std::int64_t bytes = plan_.parameter_bytes + plan_.buffer_bytes;
     for (int chunk = 0; bytes > 0; ++chunk, bytes -= kInitBroadcastChunk) {
       constructed_ = e.enqueue_collective(rank_, sim::kWorldGroup,
@@ -376,10 +387,11 @@ class RankProgram final : public sim::Process {
       if (job_.join && micro == 0) before_forward = join_count(e, g, before_forward);
       if (micro == 0 && fires(FaultType::kSkipIteration, g)) return before_forward;  // `continue` before forward
       if (micro == 0 && plan_.rebuild_at && !rebuilt_ && syncing_backwards_ >= (ddp.static_graph ? 2 : 1)) {
-        // sync_bucket_indices: the rebuilt index list, then the bucket sizes, from rank 0.
+        // sync_bucket_indices: the rebuilt index list with the bucket count (P + 1 int32), then the
+        // bucket sizes (B int32), from rank 0.
         rebuilt_ = true;
         const std::int64_t sizes[2] = {4 * (static_cast<std::int64_t>(m.parameters.size()) + 1),
-                                       4 * (static_cast<std::int64_t>(plan_.rebuilt->size()) + 1)};
+                                       4 * static_cast<std::int64_t>(plan_.rebuilt->size())};
         for (int k = 0; k < 2; ++k) {
           before_forward = e.enqueue_collective(rank_, sim::kWorldGroup, {sim::CollectiveKind::kBroadcast, sizes[k]},
                                                 label(DdpTag::kRebuildBroadcast, g, k), before_forward);

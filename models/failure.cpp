@@ -185,10 +185,10 @@ void blame_at_open(const OpenSides& sides, FailureReport& f) {
   }
   const std::string others = other ? fmt::format("the others issued {} ({} bytes)", other->op, other->bytes) : "";
   if (at.state == RankState::kIssued) {
-    f.reason = fmt::format("collective #{}: rank {} issued {} ({} {} bytes){}{}", *f.sequence, r, at.op, at.collective,
+    f.reason = fmt::format("collective_seq_id {}: rank {} issued {} ({} {} bytes){}{}", *f.sequence + 1, r, at.op, at.collective,
                            at.bytes, others.empty() ? "" : " where ", others);
   } else {
-    f.reason = fmt::format("collective #{}: rank {} {}{}{}", *f.sequence, r,
+    f.reason = fmt::format("collective_seq_id {}: rank {} {}{}{}", *f.sequence + 1, r,
                            at.state == RankState::kCrashed ? "crashed: " + at.detail : at.detail, others.empty() ? "" : "; ",
                            others);
   }
@@ -201,10 +201,10 @@ void blame(const sim::RunSummary& summary, const OpenSides& sides, const OpNamer
     const MisalignedPair& p = pairs.front();
     f.culprit_rank = p.rank;
     f.reason = fmt::format(
-        "collective #{}: rank {} ran {} of iteration {} where rank {} ran {} of iteration {}: rank {}'s collective "
-        "sequence is shifted (it skipped or added collectives before #{}), and the ranks then disagree about how many "
-        "collectives remain",
-        p.sequence, p.rank, p.op, p.iteration, p.with_rank, p.with_op, p.with_iteration, p.rank, p.sequence);
+        "collective_seq_id {}: rank {} ran {} of iteration {} where rank {} ran {} of iteration {}: rank {}'s collective "
+        "sequence is shifted (it skipped or added collectives before collective_seq_id {}), and the ranks then disagree "
+        "about how many collectives remain",
+        p.sequence + 1, p.rank, p.op, p.iteration, p.with_rank, p.with_op, p.with_iteration, p.rank, p.sequence + 1);
   } else if (sides.open != nullptr && (sides.odd_one >= 0 || !f.missing_ranks.empty())) {
     blame_at_open(sides, f);
   } else if (!summary.crashes.empty()) {
@@ -220,9 +220,9 @@ void when_noticed(const sim::RunSummary& summary, const FailureContext& context,
     f.detection = "the error itself: the process raised and exited";
   } else if (summary.watchdog_at) {
     f.detected_at_ms = summary.watchdog_at->ms();
-    f.detection = fmt::format("{} watchdog: a rank waited {:g} s in collective #{}",
+    f.detection = fmt::format("{} watchdog: a rank waited {:g} s in collective_seq_id {}",
                               context.backend == Backend::kNccl ? "NCCL" : "gloo", context.watchdog.ms() / 1000,
-                              summary.watchdog_collective ? summary.watchdog_collective->second : 0);
+                              summary.watchdog_collective ? summary.watchdog_collective->second + 1 : 0);
   } else {
     f.detection = "never: with no watchdog the job waits forever";
   }

@@ -122,7 +122,7 @@ void HtmlPage::table(const std::vector<std::string>& header, const std::vector<s
 }
 
 void HtmlPage::chart(const std::string& id, nlohmann::ordered_json spec) {
-  spec["$schema"] = "https://vega.github.io/schema/vega-lite/v5.json";
+  spec["$schema"] = "https://vega.github.io/schema/vega-lite/v6.json";
   body_ += fmt::format("<div class=\"chart\" id=\"{}\"></div>\n", html_escape(id));
   specs_.emplace_back(id, std::move(spec));
 }

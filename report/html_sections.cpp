@@ -205,7 +205,7 @@ void failure_section(HtmlPage& page, const ordered_json& runs) {
                         text_of(r.value("bucket", ordered_json())), text_of(r.value("detail", ordered_json()))});
       }
       page.table({"rank", "state", "op", "collective", "iteration", "bucket", "detail"}, rows,
-                 fmt::format("{}: each rank at collective #{}", w, text_of(f["sequence"])));
+                 fmt::format("{}: each rank at collective_seq_id {}", w, text_of(f["collective_seq_id"])));
     } else if (!run["errors"].empty()) {
       const ordered_json& e = run["errors"].front();
       page.paragraph(fmt::format("{}: crash at {:.1f} ms on rank {}: {}", w, e["at_ms"].get<double>(), e["rank"].get<int>(),
@@ -219,8 +219,8 @@ void failure_section(HtmlPage& page, const ordered_json& runs) {
     if (!blocked.empty()) page.table({"rank", "stream", "waits in", "collective", "waiting for ranks"}, blocked, w + ": who waited for whom");
     if (!run["misalignments"].empty()) {
       const ordered_json& m = run["misalignments"].front();
-      page.table({"collective #", "rank", "op", "iteration", "paired with rank", "its op", "its iteration"},
-                 {{text_of(m["sequence"]), text_of(m["rank"]), text_of(m["op"]), text_of(m["iteration"]), text_of(m["with_rank"]),
+      page.table({"collective_seq_id", "rank", "op", "iteration", "paired with rank", "its op", "its iteration"},
+                 {{text_of(m["collective_seq_id"]), text_of(m["rank"]), text_of(m["op"]), text_of(m["iteration"]), text_of(m["with_rank"]),
                    text_of(m["with_op"]), text_of(m["with_iteration"])}},
                  w + ": the first misaligned collective");
     }

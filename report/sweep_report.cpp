@@ -124,7 +124,7 @@ void write_failure(std::ostream& out, const models::RunResult& r) {
         if (it == groups.end()) it = groups.insert(groups.end(), {what, {}});
         it->second.push_back(a.rank);
       }
-      fmt::print(out, "  collective #{}:\n", *f.sequence);
+      fmt::print(out, "  collective_seq_id {}:\n", *f.sequence + 1);
       for (const auto& [what, ranks] : groups) fmt::print(out, "    {} {}\n", rank_list(ranks), what);
       fmt::print(out, "  waiting: {}; missing: {}\n", rank_list(f.waiting_ranks), rank_list(f.missing_ranks));
     }
@@ -133,9 +133,9 @@ void write_failure(std::ostream& out, const models::RunResult& r) {
   }
   if (!r.misalignments.empty()) {
     const models::MisalignedPair& m = r.misalignments.front();
-    fmt::print(out, "{}W={}: {} collective(s) completed silently misaligned; the first, #{}: rank {}'s {} of iteration {} "
-               "was averaged with rank {}'s {} of iteration {}\n",
-               r.failure ? "  " : "\n", r.world_size, r.misalignments.size(), m.sequence, m.rank, m.op, m.iteration,
+    fmt::print(out, "{}W={}: {} collective(s) completed silently misaligned; the first, collective_seq_id {}: rank {}'s {} of "
+               "iteration {} was averaged with rank {}'s {} of iteration {}\n",
+               r.failure ? "  " : "\n", r.world_size, r.misalignments.size(), m.sequence + 1, m.rank, m.op, m.iteration,
                m.with_rank, m.with_op, m.with_iteration);
   }
 }
@@ -156,6 +156,7 @@ ordered_json failure_json(const models::FailureReport& f) {
     ranks.push_back(std::move(j));
   }
   return {{"sequence", f.sequence ? ordered_json(*f.sequence) : ordered_json(nullptr)},
+          {"collective_seq_id", f.sequence ? ordered_json(*f.sequence + 1) : ordered_json(nullptr)},
           {"ranks", std::move(ranks)},
           {"waiting_ranks", f.waiting_ranks},
           {"missing_ranks", f.missing_ranks},
@@ -461,6 +462,7 @@ ordered_json misalignments_json(const std::vector<models::MisalignedPair>& pairs
   ordered_json misaligned = ordered_json::array();
   for (const models::MisalignedPair& m : pairs) {
     misaligned.push_back({{"sequence", m.sequence},
+                          {"collective_seq_id", m.sequence + 1},
                           {"rank", m.rank},
                           {"op", m.op},
                           {"iteration", m.iteration},

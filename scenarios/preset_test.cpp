@@ -57,9 +57,15 @@ TEST_CASE("ResNet-18 buckets: the public test vector (pytorch/pytorch#48880)") {
   const auto rebuilt25 = models::rebuilt_buckets(at25.job.model, at25.job.ddp);
   REQUIRE(rebuilt25.has_value());
   CHECK(sizes(*rebuilt25) == std::vector<std::int64_t>{2'052'000, 28'852'224, 15'853'824});
+  // PyTorch 1.x's DDP(bucket_cap_mb=35): the first bucket stays 1 MiB (the vector).
+  const auto at35_1x = with_preset("resnet18", "ddp: {bucket_cap_mb: 35, first_bucket_mb: 1}\n");
+  CHECK(sizes(*models::rebuilt_buckets(at35_1x.job.model, at35_1x.job.ddp)) ==
+        std::vector<std::int64_t>{2'052'000, 38'297'600, 6'408'448});
+  // PyTorch 2.3+: the cap given caps the first bucket too; torch 2.14.1's DDP reported these
+  // rebuilt_bucket_sizes (tests/torch_oracle.py, oracle.torch_buckets).
   const auto at35 = with_preset("resnet18", "ddp: {bucket_cap_mb: 35}\n");
   CHECK(sizes(*models::rebuilt_buckets(at35.job.model, at35.job.ddp)) ==
-        std::vector<std::int64_t>{2'052'000, 38'297'600, 6'408'448});
+        std::vector<std::int64_t>{37'988'256, 8'769'792});
 }
 
 TEST_CASE("preset ready orders are PyTorch's, not reverse registration") {

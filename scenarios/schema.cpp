@@ -125,7 +125,11 @@ const std::vector<Key> kScenario = {
      "micro-steps per optimizer step, all but the last under `no_sync()` (no reduction; unsharded gradients kept)"},
     {"ddp", T::kMapping, "", "", "", "DistributedDataParallel's arguments"},
     {"ddp.bucket_cap_mb", T::kNumberOrList, "MiB", "> 0", "25", "bucket cap; a list is a second sweep axis"},
-    {"ddp.first_bucket_mb", T::kNumber, "MiB", "> 0", "1", "cap of the first rebuilt bucket"},
+    {"ddp.first_bucket_mb", T::kNumber, "MiB", "> 0", "1, or `bucket_cap_mb` when that is given",
+     "cap of the first rebuilt bucket. As `DistributedDataParallel` since PyTorch 2.3 (`_BucketCapacityConfig.create` "
+     "in torch/nn/parallel/distributed.py): `DDP(model)` caps it at `dist._DEFAULT_FIRST_BUCKET_BYTES` (1 MiB), "
+     "`DDP(model, bucket_cap_mb=X)` at X; so a scenario that gives `bucket_cap_mb` and not this key has a first bucket "
+     "of `bucket_cap_mb` (each cap of a list its own). Give this key to pin it (PyTorch 1.x: always 1)"},
     {"ddp.find_unused_parameters", T::kBool, "", "", "false",
      "as PyTorch: small construction buckets, no rebuild, graph traversal, used-map all-reduce"},
     {"ddp.static_graph", T::kBool, "", "", "false", "rebuild at the third forward; no traversal"},

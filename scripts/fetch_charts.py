@@ -10,7 +10,7 @@ Usage: python fetch_charts.py OUT_DIR
 import pathlib
 import sys
 
-VEGA_LITE = "5.21"  # the pages' specs are Vega-Lite v5 (report/html_page.cpp)
+VEGA_LITE = "6.4"  # the pages' specs are Vega-Lite v6 (report/html_page.cpp); it compiles to Vega 6, the bundle's
 
 
 def main():

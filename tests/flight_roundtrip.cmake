@@ -1,7 +1,8 @@
 cmake_minimum_required(VERSION 3.20)
 # A hang scenario simulated with --flight-recorder, its dumps explained:
 # ddpsim explain must name the simulator's culprit and stuck collective
-# (ddpsim's "#K" is the dumps' collective_seq_id K+1: PyTorch counts from 1).
+# (both in PyTorch's numbering, collective_seq_id, from 1), and the first
+# silent misalignment the run reports, found from the dumps' frames.
 # Inputs: DDPSIM, SCENARIO, WORK; EXTRA: more arguments for run (a list).
 file(REMOVE_RECURSE "${WORK}")
 execute_process(COMMAND "${DDPSIM}" run "${SCENARIO}" ${EXTRA} --flight-recorder "${WORK}" --threads 1
@@ -9,10 +10,14 @@ execute_process(COMMAND "${DDPSIM}" run "${SCENARIO}" ${EXTRA} --flight-recorder
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "run exited ${rc}: ${err}")
 endif()
-if(NOT run MATCHES "\n  collective #([0-9]+):\n")
+if(NOT run MATCHES "\n  collective_seq_id ([0-9]+):\n")
   message(FATAL_ERROR "no stuck collective in the run's report:\n${run}")
 endif()
-math(EXPR seq "${CMAKE_MATCH_1} + 1")
+set(seq ${CMAKE_MATCH_1})
+set(silent "")
+if(run MATCHES "silently misaligned; the first, collective_seq_id ([0-9]+):")
+  set(silent ${CMAKE_MATCH_1})
+endif()
 if(NOT run MATCHES "\n  culprit: rank ([0-9]+):")
   message(FATAL_ERROR "no culprit in the run's report:\n${run}")
 endif()
@@ -27,9 +32,12 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "explain exited ${rc}: ${err}")
 endif()
 if(NOT explained MATCHES "collective_seq_id ${seq}:\n")
-  message(FATAL_ERROR "explain does not stop at collective_seq_id ${seq} (ddpsim's #${CMAKE_MATCH_1}):\n${explained}")
+  message(FATAL_ERROR "explain does not stop at collective_seq_id ${seq}, where the run stopped:\n${explained}")
+endif()
+if(NOT silent STREQUAL "" AND NOT explained MATCHES "first silent misalignment: collective_seq_id ${silent}:")
+  message(FATAL_ERROR "explain does not find the run's first silent misalignment, collective_seq_id ${silent}:\n${explained}")
 endif()
 if(NOT explained MATCHES "\n  culprit: rank ${culprit}:")
   message(FATAL_ERROR "explain does not name rank ${culprit}, the simulator's culprit:\n${explained}")
 endif()
-message(STATUS "round trip: collective_seq_id ${seq}, culprit rank ${culprit}")
+message(STATUS "round trip: collective_seq_id ${seq}, culprit rank ${culprit}, silent misalignment from ${silent}")

@@ -62,7 +62,7 @@ def hook_args(hook, options, one_bucket, switch):
     for o in options + extra:
         args += ["--hook-option", o]
     if one_bucket:
-        args += ["--bucket-cap-mb", str(ONE_BUCKET_MB), "--first-bucket-mb", str(ONE_BUCKET_MB)]
+        args += ["--bucket-cap-mb", str(ONE_BUCKET_MB)]  # torch 2.3+: the cap given caps the first bucket too
     return args
 
 

@@ -16,6 +16,19 @@ using formats::FrEntry;
 // One group's collectives: rank -> seq -> entry.
 using Table = std::map<int, std::map<std::int64_t, const FrEntry*>>;
 
+// A recorder that keeps no state (gloo's in PyTorch 2.x: every entry stays
+// "scheduled"): the rank passed every entry but its last, where it stopped.
+bool stateless(const FlightRecord& d) {
+  return !d.entries.empty() &&
+         std::all_of(d.entries.begin(), d.entries.end(), [](const FrEntry& x) { return x.state == "scheduled"; });
+}
+
+std::string frame_text(const FrEntry& e) {
+  if (e.frames.empty()) return "";
+  const formats::FrFrame& f = e.frames.front();
+  return f.filename.empty() || f.line == 0 ? f.name : fmt::format("{} ({}:{})", f.name, f.filename, f.line);
+}
+
 std::string shape_text(const std::vector<std::vector<std::int64_t>>& sizes) {
   std::string out = "[";
   for (std::size_t i = 0; i < sizes.size(); ++i) {
@@ -94,27 +107,81 @@ void find_mismatch(const Table& t, Explanation& e) {
   }
 }
 
+// Before the first mismatch: the first collective where every rank ran the same op and size but
+// the recorded stacks differ (silent_seq); failing that, the stretch of identical collectives just
+// before the mismatch, where a shift hides (shift_range).
+void find_silent(const Table& t, Explanation& e) {
+  if (!e.mismatch_seq) return;
+  std::int64_t stretch_start = 0;  // 0: none (PyTorch counts from 1)
+  for (std::int64_t s = 1; s < *e.mismatch_seq; ++s) {
+    std::vector<std::pair<int, const FrEntry*>> at;
+    for (const auto& [r, by_seq] : t) {
+      if (auto it = by_seq.find(s); it != by_seq.end()) at.emplace_back(r, it->second);
+    }
+    if (at.size() < 2) continue;
+    const bool same = std::all_of(at.begin(), at.end(), [&](const auto& p) { return same_op(*p.second, *at[0].second); });
+    if (!same) {
+      stretch_start = 0;
+      continue;
+    }
+    for (std::size_t i = 1; i < at.size(); ++i) {
+      if (at[0].second->frames.empty() || at[i].second->frames.empty()) continue;
+      if (at[0].second->frames == at[i].second->frames) continue;
+      e.silent_seq = s;
+      e.silent = {{at[0].first, frame_text(*at[0].second)}, {at[i].first, frame_text(*at[i].second)}};
+      return;
+    }
+    const FrEntry* before = nullptr;
+    if (s > 1) {
+      const auto row = t.find(at[0].first);
+      if (auto it = row->second.find(s - 1); it != row->second.end()) before = it->second;
+    }
+    if (stretch_start == 0 || before == nullptr || !same_op(*before, *at[0].second)) stretch_start = s;
+  }
+  // A culprit whose next collective is the others' at the mismatch added one there: nothing hides
+  // before it. Otherwise it skipped one, somewhere in the stretch.
+  const auto row = t.find(e.culprit);
+  const FrEntry* next = nullptr;
+  const FrEntry* theirs = nullptr;
+  if (row != t.end()) {
+    if (auto it = row->second.find(*e.mismatch_seq + 1); it != row->second.end()) next = it->second;
+  }
+  for (const Side& side : e.mismatch) {
+    if (side.rank == e.culprit) continue;
+    theirs = t.at(side.rank).at(*e.mismatch_seq);
+  }
+  const bool added = next != nullptr && theirs != nullptr && same_op(*next, *theirs);
+  if (stretch_start > 0 && !added) e.shift_range = {{stretch_start, *e.mismatch_seq - 1}};
+}
+
 // Explains group `pg` if one of its collectives did not complete everywhere.
 bool explain_group(const std::vector<FlightRecord>& dumps, const std::string& pg, Explanation& e) {
   Table t;
-  std::set<int> dumped;
+  std::set<int> dumped, no_state;
   for (const FlightRecord& d : dumps) {
     dumped.insert(d.rank);
+    if (stateless(d)) no_state.insert(d.rank);
     for (const FrEntry& x : d.entries) {
       if (x.pg_id == pg && !x.is_p2p) t[d.rank][x.collective_seq_id] = &x;
     }
   }
+  const auto done = [&](int r, std::int64_t s, const FrEntry& x) {
+    if (!no_state.count(r)) return x.state == "completed";
+    return s < t.at(r).rbegin()->first;  // stateless: every entry but the last was passed
+  };
   const std::vector<int> members = members_of(dumps, pg);
   std::optional<std::int64_t> stuck;
   for (const auto& [r, by_seq] : t) {
     for (const auto& [s, x] : by_seq) {
-      if (x->state != "completed" && (!stuck || s < *stuck)) stuck = s;
+      if (!done(r, s, *x) && (!stuck || s < *stuck)) stuck = s;
     }
   }
   if (!stuck) return false;
   e.stuck = true;
   e.pg_id = pg;
   e.collective_seq_id = *stuck;
+  e.stateless.assign(no_state.begin(), no_state.end());
+  std::vector<std::pair<int, const FrEntry*>> issued;
   for (int m : members) {
     if (!dumped.count(m)) {
       e.no_dump.push_back(m);
@@ -131,9 +198,26 @@ bool explain_group(const std::vector<FlightRecord>& dumps, const std::string& pg
     }
     if (e.pg_desc.empty()) e.pg_desc = x->pg_desc;
     e.sides.push_back(side_of(m, *x));
-    if (x->state != "completed") e.waiting.push_back(m);
+    issued.emplace_back(m, x);
   }
+  // Waiting: the members that issued the most common op there (the lower rank's on a tie) and did
+  // not pass it; the others issued another op in its place: missing from it, as ddpsim run says.
+  const FrEntry* common = nullptr;
+  long most = 0;
+  for (const auto& [m, x] : issued) {
+    const long n = std::count_if(issued.begin(), issued.end(), [&](const auto& p) { return same_op(*p.second, *x); });
+    if (n > most) most = n, common = x;
+  }
+  for (const auto& [m, x] : issued) {
+    if (!same_op(*x, *common)) {
+      e.missing.push_back(m);
+    } else if (!done(m, *stuck, *x)) {
+      e.waiting.push_back(m);
+    }
+  }
+  std::sort(e.missing.begin(), e.missing.end());
   find_mismatch(t, e);
+  find_silent(t, e);
   return true;
 }
 
@@ -142,16 +226,25 @@ void decide(Explanation& e) {
                                            : fmt::format("{} of {}", e.sides.front().profiling_name,
                                                          shape_text(e.sides.front().input_sizes));
   if (e.mismatch_seq && *e.mismatch_seq <= e.collective_seq_id) {
-    const Side& a = e.mismatch[0];
-    const Side& b = e.mismatch[1];
-    e.reason = fmt::format("collective_seq_id {}: rank {} ran {} of {} where rank {} ran {} of {}: rank {}'s "
-                           "collective sequence differs from the others' from there on",
-                           *e.mismatch_seq, a.rank, a.profiling_name, shape_text(a.input_sizes), b.rank,
-                           b.profiling_name, shape_text(b.input_sizes), e.culprit);
+    if (e.silent_seq) {
+      const auto& a = e.silent[0].first == e.culprit ? e.silent[0] : e.silent[1];
+      const auto& b = e.silent[0].first == e.culprit ? e.silent[1] : e.silent[0];
+      e.reason = fmt::format("collective_seq_id {}: rank {} ran {} where rank {} ran {}: the same op and size, so it "
+                             "completed, silently misaligned; the ranks disagree from collective_seq_id {} on",
+                             *e.silent_seq, a.first, a.second, b.first, b.second, *e.mismatch_seq);
+    } else {
+      const Side& a = e.mismatch[0];
+      const Side& b = e.mismatch[1];
+      e.reason = fmt::format("collective_seq_id {}: rank {} ran {} of {} where rank {} ran {} of {}: rank {}'s "
+                             "collective sequence differs from the others' from there on",
+                             *e.mismatch_seq, a.rank, a.profiling_name, shape_text(a.input_sizes), b.rank,
+                             b.profiling_name, shape_text(b.input_sizes), e.culprit);
+    }
+    const std::int64_t from = e.silent_seq ? *e.silent_seq : e.shift_range ? e.shift_range->first : *e.mismatch_seq;
     e.fix = fmt::format("make rank {} issue the same collectives, in the same order and sizes, as the others up to "
                         "collective_seq_id {}: a collective on some ranks only (logging a metric on rank 0, a skipped "
                         "backward or FSDP unit, an extra batch) shifts every later one",
-                        e.culprit, *e.mismatch_seq);
+                        e.culprit, from);
     return;
   }
   if (!e.missing.empty()) {
@@ -212,10 +305,24 @@ void write_explanation(std::ostream& out, const Explanation& e) {
   for (const auto& [what, ranks] : groups) fmt::print(out, "    {} {}\n", list(ranks), what);
   fmt::print(out, "  waiting: {}; missing: {}{}\n", list(e.waiting), list(e.missing),
              e.no_dump.empty() ? "" : fmt::format("; no dump: {}", list(e.no_dump)));
+  if (!e.stateless.empty()) {
+    fmt::print(out, "  ({} recorded no state, as gloo's recorder: the last entry taken as where it stopped)\n",
+               list(e.stateless));
+  }
   if (e.mismatch_seq) {
     fmt::print(out, "  first mismatch: collective_seq_id {}: rank {} {} of {}, rank {} {} of {}\n", *e.mismatch_seq,
                e.mismatch[0].rank, e.mismatch[0].profiling_name, shape_text(e.mismatch[0].input_sizes),
                e.mismatch[1].rank, e.mismatch[1].profiling_name, shape_text(e.mismatch[1].input_sizes));
+  }
+  if (e.silent_seq) {
+    fmt::print(out, "  first silent misalignment: collective_seq_id {}: the same op and size, rank {} at {}, rank {} at {}\n",
+               *e.silent_seq, e.silent[0].first, e.silent[0].second, e.silent[1].first, e.silent[1].second);
+  } else if (e.shift_range) {
+    const auto [from, to] = *e.shift_range;
+    fmt::print(out, "  silent misalignment: rank {} skipped a collective in {}, where every rank ran the same op and "
+               "size (the dumps' stacks do not tell those collectives apart)\n",
+               e.culprit, from == to ? fmt::format("collective_seq_id {}", from)
+                                     : fmt::format("collective_seq_id {} to {}", from, to));
   }
   if (e.culprit >= 0) fmt::print(out, "  culprit: rank {}: {}\n", e.culprit, e.reason);
   fmt::print(out, "  fix: {}\n", e.fix);

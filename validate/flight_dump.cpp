@@ -9,12 +9,40 @@
 #include <optional>
 #include <set>
 
+#include "models/ddp_job.hpp"
+#include "models/fsdp_program.hpp"
 #include "scenarios/input_error.hpp"
 
 namespace ddpsim::validate {
 namespace {
 
-constexpr std::int64_t kFloatBytes = 4;
+// A collective's buffer as PyTorch's recorder names it: dtype and element size, by what the op is.
+struct Buffer {
+  const char* dtype = "Float";
+  std::int64_t element = 4;
+};
+
+Buffer buffer_of(const sim::OpLabel& label) {
+  if (label.tag >= static_cast<std::uint32_t>(models::FsdpTag::kData)) return {};
+  switch (static_cast<models::DdpTag>(label.tag)) {
+    case models::DdpTag::kVerifyParams: return {"Long", 8};
+    case models::DdpTag::kRebuildBroadcast:
+    case models::DdpTag::kUsedMap:
+    case models::DdpTag::kJoinCount: return {"Int", 4};
+    default: return {};
+  }
+}
+
+// The frame ddpsim's dump gives an entry: the op and its iteration, so that
+// explain can tell two ranks' same-sized collectives of different iterations apart.
+std::vector<formats::FrFrame> frames_of(const sim::OpLabel& label) {
+  const auto tag = static_cast<models::DdpTag>(label.tag);
+  const bool construction = label.tag < static_cast<std::uint32_t>(models::FsdpTag::kData) &&
+                            (tag == models::DdpTag::kVerifyParams || tag == models::DdpTag::kInitBroadcast);
+  const std::string name = construction ? "DistributedDataParallel construction: " + models::op_name(label)
+                                        : fmt::format("{} of iteration {}", models::op_name(label), label.iteration);
+  return {{name, "ddpsim", 0}};
+}
 
 // A group's description in pg_config and in each entry's process_group.
 std::string group_desc(sim::GroupId group) {
@@ -22,8 +50,11 @@ std::string group_desc(sim::GroupId group) {
 }
 
 // PyTorch's profiling names: the c10d op that FSDP and DDP call.
-std::string profiling_name(models::Backend backend, sim::CollectiveKind kind) {
+std::string profiling_name(models::Backend backend, sim::CollectiveKind kind, const sim::OpLabel& label) {
   const char* prefix = backend == models::Backend::kGloo ? "gloo:" : "nccl:";
+  if (label.tag == static_cast<std::uint32_t>(models::DdpTag::kVerifyParams) && kind == sim::CollectiveKind::kAllGather) {
+    return std::string(prefix) + "all_gather";  // the list form, as _verify_param_shape_across_processes calls it
+  }
   switch (kind) {
     case sim::CollectiveKind::kAllGather: return std::string(prefix) + "_allgather_base";
     case sim::CollectiveKind::kReduceScatter: return std::string(prefix) + "_reduce_scatter_base";
@@ -33,26 +64,33 @@ std::string profiling_name(models::Backend backend, sim::CollectiveKind kind) {
 
 // Input and output element counts: an all-gather gathers W inputs into its
 // output; a reduce-scatter leaves each rank a W-th of its input.
-std::pair<std::int64_t, std::int64_t> sizes(const sim::Collective& c, int members) {
-  const std::int64_t n = c.bytes / kFloatBytes;
+std::pair<std::int64_t, std::int64_t> sizes(const sim::Collective& c, int members, std::int64_t element) {
+  const std::int64_t n = c.bytes / element;
   if (c.kind == sim::CollectiveKind::kAllGather) return {n / std::max(1, members), n};
   if (c.kind == sim::CollectiveKind::kReduceScatter) return {n, n / std::max(1, members)};
   return {n, n};
 }
 
-formats::FrEntry entry(models::Backend backend, const sim::Collective& c, int members, sim::GroupId group,
-                       std::uint64_t seq, std::int64_t record_id, sim::Time timeout) {
+// `label`: the op's, or a default one (a plain float buffer) for a rank's side known by its name only.
+formats::FrEntry entry(models::Backend backend, const sim::Collective& c, const sim::OpLabel& label, int members,
+                       sim::GroupId group, std::uint64_t seq, std::int64_t record_id, sim::Time timeout) {
   formats::FrEntry e;
   e.record_id = record_id;
   e.pg_id = std::to_string(group);
   e.pg_desc = group_desc(group);
   e.collective_seq_id = static_cast<std::int64_t>(seq) + 1;  // PyTorch counts from 1
   e.op_id = e.collective_seq_id;
-  e.profiling_name = profiling_name(backend, c.kind);
-  const auto [in, out] = sizes(c, members);
-  e.input_sizes = {{in}};
-  e.output_sizes = {{out}};
-  e.input_dtypes = e.output_dtypes = {"Float"};
+  e.profiling_name = profiling_name(backend, c.kind, label);
+  const Buffer buffer = buffer_of(label);
+  if (c.kind == sim::CollectiveKind::kBarrier && backend == models::Backend::kGloo) {
+    e.input_sizes = e.output_sizes = {};  // gloo's barrier has no tensor
+  } else {
+    const auto [in, out] = sizes(c, members, buffer.element);
+    e.input_sizes = {{in}};
+    e.output_sizes = {{out}};
+    e.input_dtypes = e.output_dtypes = {buffer.dtype};
+  }
+  e.frames = frames_of(label);
   e.timeout_ms = static_cast<std::int64_t>(timeout.ms());
   return e;
 }
@@ -75,8 +113,10 @@ void add_raised_in(const models::RunResult& run, int rank, models::Backend backe
     if (a.rank != rank || a.state != models::RankState::kCrashed || a.op.empty()) continue;
     const auto kind = kind_named(a.collective);
     if (!kind) return;
-    formats::FrEntry e = entry(backend, {*kind, a.bytes}, members, sim::kWorldGroup, *run.failure->sequence,
+    formats::FrEntry e = entry(backend, {*kind, a.bytes}, sim::OpLabel{static_cast<std::uint32_t>(models::DdpTag::kExtraCollective)},
+                               members, sim::kWorldGroup, *run.failure->sequence,
                                static_cast<std::int64_t>(fr.entries.size()), timeout);
+    e.frames = {{fmt::format("{} of iteration {}", a.op, a.iteration), "ddpsim", 0}};
     e.state = "started";
     fr.entries.push_back(std::move(e));
   }
@@ -124,8 +164,8 @@ std::vector<formats::FlightRecord> flight_records(const CollectiveRecorder& reco
     std::map<sim::GroupId, formats::FrStatus> status;
     std::int64_t id = 0;
     for (const sim::OpRecord& o : recorder.rank(r)) {
-      formats::FrEntry e = entry(backend, o.collective, static_cast<int>(members[o.group].size()), o.group, o.group_seq,
-                                 id++, timeout);
+      formats::FrEntry e = entry(backend, o.collective, o.label, static_cast<int>(members[o.group].size()), o.group,
+                                 o.group_seq, id++, timeout);
       e.time_created_ns = o.ready.count_ns();
       e.time_discovered_started_ns = o.start.count_ns();
       e.time_discovered_completed_ns = o.end.count_ns();
@@ -138,8 +178,8 @@ std::vector<formats::FlightRecord> flight_records(const CollectiveRecorder& reco
     }
     for (const sim::BlockedOp& b : run.blocked) {
       if (b.rank != r || b.stream != sim::StreamKind::kComm) continue;
-      formats::FrEntry e = entry(backend, b.collective, static_cast<int>(members[b.group].size()), b.group, b.group_seq,
-                                 id++, timeout);
+      formats::FrEntry e = entry(backend, b.collective, b.label, static_cast<int>(members[b.group].size()), b.group,
+                                 b.group_seq, id++, timeout);
       e.time_created_ns = b.since.count_ns();
       e.state = b.in_rendezvous ? "started" : "scheduled";
       if (b.in_rendezvous) e.time_discovered_started_ns = b.since.count_ns();

@@ -83,8 +83,9 @@ def main(argv=None):
     p.add_argument("--ranks-per-host", type=_positive, default=1,
                    help="cpu: profile with N - 1 other processes training the recipe beside it, as the other "
                         "ranks of a host would (default 1: alone)")
-    p.add_argument("--bucket-cap-mb", type=_positive_number, default=25.0,
-                   help="DistributedDataParallel's bucket_cap_mb for the one-rank DDP run and the scenario (default 25)")
+    p.add_argument("--bucket-cap-mb", type=_positive_number, default=None,
+                   help="DistributedDataParallel's bucket_cap_mb for the one-rank DDP run and the scenario (default: "
+                        "not passed, DDP's 25; given, it caps the first bucket too on torch 2.3+)")
     p.add_argument("--bare", action="store_true",
                    help="skip the one-rank DistributedDataParallel run that measures DDP's own work")
     s = verbs.add_parser("sweep", help="time all-reduces on W processes; write the sweep ddpsim calibrate reads")
@@ -104,11 +105,13 @@ def main(argv=None):
     m.add_argument("--steps", type=_positive, default=12, help="iterations to log (default 12)")
     m.add_argument("--threads", type=_positive, default=1, help="torch threads per rank on cpu (default 1)")
     m.add_argument("--out", required=True, help="the logs' prefix: PREFIX.rank<r>.json")
-    m.add_argument("--bucket-cap-mb", type=_positive_number, default=25.0,
-                   help="DistributedDataParallel's bucket_cap_mb (default 25)")
+    m.add_argument("--bucket-cap-mb", type=_positive_number, default=None,
+                   help="DistributedDataParallel's bucket_cap_mb (default: not passed, DDP's 25; given, it caps the "
+                        "first bucket too on torch 2.3+)")
     for v in (p, m):
-        v.add_argument("--first-bucket-mb", type=_positive_number, default=1.0,
-                       help="DDP's first rebuilt bucket's cap, dist._DEFAULT_FIRST_BUCKET_BYTES (default 1)")
+        v.add_argument("--first-bucket-mb", type=_positive_number, default=None,
+                       help="DDP's first rebuilt bucket's cap, dist._DEFAULT_FIRST_BUCKET_BYTES (default 1; under "
+                            "DDP's default cap only on torch 2.3+)")
     _hook_options(p, "time the work of DDP's communication hook NAME on one rank and write it as ddp.comm_hook")
     _hook_options(m, "register DDP's communication hook NAME (PyTorch's own) on every rank")
     _network_options(s)

@@ -105,15 +105,15 @@ def _step(it, batch, mark, s):
     }
 
 
-def _rank_main(rank, world, recipe_path, steps, threads, out, backend, bucket_cap_mb=25.0, hook=None,
-               first_bucket_mb=1.0):
+def _rank_main(rank, world, recipe_path, steps, threads, out, backend, bucket_cap_mb=None, hook=None,
+               first_bucket_mb=None):
     device = "cuda" if backend == "nccl" else "cpu"
     if device == "cpu":
         torch.set_num_threads(threads)
     built = recipes.to_device(recipes.load(recipe_path), device)
-    recipes.set_first_bucket(first_bucket_mb)
     ddp = torch.nn.parallel.DistributedDataParallel(built["model"], device_ids=[torch.cuda.current_device()]
-                                                    if device == "cuda" else None, bucket_cap_mb=bucket_cap_mb)
+                                                    if device == "cuda" else None,
+                                                    **recipes.ddp_bucket_args(bucket_cap_mb, first_bucket_mb))
     ddp._set_ddp_runtime_logging_sample_rate(1)
     if hook:
         hooks.register(ddp, hook["name"], hook["options"])
@@ -152,14 +152,16 @@ def _rank_main(rank, world, recipe_path, steps, threads, out, backend, bucket_ca
 
 def run(args):
     recipes.load(args.recipe)  # a bad recipe is refused here, not in W processes
+    recipes.ddp_bucket_args(args.bucket_cap_mb, args.first_bucket_mb)  # and bad bucket arguments
     hook = None
     if args.comm_hook:  # a bad hook too
         hook = {"name": args.comm_hook, "options": hooks.parse_options(args.comm_hook, args.hook_option, args.backend)}
     elif args.hook_option:
         raise hooks.HookError("--hook-option needs --comm-hook")
     if hook and args.backend == "gloo" and hook["name"] in hooks.POWERSGD:
-        hooks.check_one_bucket(recipes.gradient_bytes(recipes.load(args.recipe)), args.bucket_cap_mb,
-                               args.first_bucket_mb)
+        hooks.check_one_bucket(recipes.gradient_bytes(recipes.load(args.recipe)),
+                               25.0 if args.bucket_cap_mb is None else args.bucket_cap_mb,
+                               recipes.first_bucket_mb(args.bucket_cap_mb, args.first_bucket_mb))
     where = network.enter_for(args, args.world_size)
     launch.run_ranks(_rank_main, args.world_size, args.backend, args.recipe, args.steps, args.threads, args.out,
                      args.backend, args.bucket_cap_mb, hook, args.first_bucket_mb)

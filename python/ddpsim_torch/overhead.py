@@ -28,7 +28,7 @@ def _median_ms(values):
     return statistics.median(values) / 1e6
 
 
-def ddp_times(recipe_path, steps, warmup, device="cpu", bucket_cap_mb=25.0, first_bucket_mb=1.0):
+def ddp_times(recipe_path, steps, warmup, device="cpu", bucket_cap_mb=None, first_bucket_mb=None):
     """Median forward and backward (ms) of the recipe under DDP on one rank (cpu: gloo; cuda: nccl,
     timed with CUDA events), and the bytes of the buckets DDP rebuilt."""
     torch.manual_seed(0)
@@ -43,8 +43,8 @@ def ddp_times(recipe_path, steps, warmup, device="cpu", bucket_cap_mb=25.0, firs
                                     init_method=f"file://{os.path.join(tmp, 'store')}", rank=0, world_size=1)
         try:
             ids = [torch.cuda.current_device()] if device == "cuda" else None
-            recipes.set_first_bucket(first_bucket_mb)
-            ddp = torch.nn.parallel.DistributedDataParallel(built["model"], device_ids=ids, bucket_cap_mb=bucket_cap_mb)
+            ddp = torch.nn.parallel.DistributedDataParallel(built["model"], device_ids=ids,
+                                                            **recipes.ddp_bucket_args(bucket_cap_mb, first_bucket_mb))
             fwd, bwd = [], []
             # At least two warm-up steps: DDP rebuilds its buckets after the first.
             for step in range(max(2, warmup) + steps):

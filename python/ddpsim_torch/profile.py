@@ -220,8 +220,8 @@ def _host_line(host):
             f"{host['ranks']} ranks share."]
 
 
-def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead=None, host=None, bucket_cap_mb=25.0,
-                  hook_lines=(), first_bucket_mb=1.0):
+def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead=None, host=None, bucket_cap_mb=None,
+                  hook_lines=(), first_bucket_mb=None):
     """The scenario's text: every number with a comment saying where it came from."""
     order = m["orders"][0] if m["orders"] else []
     stable = all(o == order for o in m["orders"])
@@ -261,9 +261,10 @@ def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead
                      f"{state} bytes after a step")
     lines += _collective_lines(collective)
     ddp = _overhead_lines(m, overhead)
-    if bucket_cap_mb != 25.0:
-        ddp.append(f"  bucket_cap_mb: {bucket_cap_mb:.6g}   # --bucket-cap-mb, as DistributedDataParallel(bucket_cap_mb=...)")
-    if first_bucket_mb != 1.0:
+    if bucket_cap_mb is not None:
+        ddp.append(f"  bucket_cap_mb: {bucket_cap_mb:.6g}   # --bucket-cap-mb, as DistributedDataParallel(bucket_cap_mb=...): "
+                   "it caps the first bucket too (torch 2.3+)")
+    if first_bucket_mb is not None:
         ddp.append(f"  first_bucket_mb: {first_bucket_mb:.6g}   # --first-bucket-mb, as dist._DEFAULT_FIRST_BUCKET_BYTES")
     ddp += list(hook_lines)
     if never:

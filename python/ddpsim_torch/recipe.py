@@ -82,6 +82,36 @@ def set_first_bucket(mb):
     dist._DEFAULT_FIRST_BUCKET_BYTES = int(mb * (1 << 20))
 
 
+def ddp_bucket_args(bucket_cap_mb, first_bucket_mb):
+    """DistributedDataParallel's bucket keyword arguments for --bucket-cap-mb and --first-bucket-mb (None: not
+    given), with the first bucket's cap set where DDP reads it. Since PyTorch 2.3 a bucket_cap_mb passed to DDP
+    caps the first bucket too (_BucketCapacityConfig.create in torch/nn/parallel/distributed.py), and
+    dist._DEFAULT_FIRST_BUCKET_BYTES counts only under DDP's default cap: both together are refused there."""
+    if bucket_cap_mb is not None and first_bucket_mb is not None and first_bucket_caps_follow_cap():
+        raise RecipeError(f"--first-bucket-mb with --bucket-cap-mb: torch {torch_version()} caps DDP's first bucket at "
+                          "bucket_cap_mb whenever it is given; give one of the two")
+    set_first_bucket(1.0 if first_bucket_mb is None else first_bucket_mb)
+    return {} if bucket_cap_mb is None else {"bucket_cap_mb": bucket_cap_mb}
+
+
+def first_bucket_mb(bucket_cap_mb, first_bucket_mb):
+    """The first rebuilt bucket's cap DDP uses for these arguments (MiB)."""
+    if bucket_cap_mb is not None and first_bucket_caps_follow_cap():
+        return bucket_cap_mb
+    return 1.0 if first_bucket_mb is None else first_bucket_mb
+
+
+def torch_version():
+    import torch
+    return torch.__version__
+
+
+def first_bucket_caps_follow_cap():
+    """True from PyTorch 2.3 on: DDP(bucket_cap_mb=X) caps the first bucket at X."""
+    major, minor = (int(x) for x in torch_version().split("+")[0].split(".")[:2])
+    return (major, minor) >= (2, 3)
+
+
 def gradient_bytes(built):
     """Bytes of the recipe's trainable parameters' gradients."""
     return sum(p.numel() * p.element_size() for p in built["model"].parameters() if p.requires_grad)
