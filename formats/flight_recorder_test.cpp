@@ -51,8 +51,17 @@ TEST_CASE("a flight-recorder dump in PyTorch's JSON form reads, and writes back 
   CHECK_FALSE(e.time_discovered_started_ns);
   CHECK(*e.time_discovered_completed_ns == 1724779239975811724);
   CHECK(e.state == "completed");
+  REQUIRE(e.frames.size() == 1);  // the stack that issued it, kept and written back
+  CHECK(e.frames[0] == FrFrame{"test_short_pickle", "test_c10d_nccl.py", 3647});
   const FlightRecord again = parse_flight_record(to_json(r), "x/trace_1.json");
+  CHECK(again.entries[0].frames == e.frames);
   CHECK(to_json(again) == to_json(r));
+}
+
+TEST_CASE("frames that are not a list of objects are refused with the entry and the field") {
+  std::string text = kTutorial;
+  text.replace(text.find("[{\"name\": \"test_short_pickle\""), 1, "[3, ");
+  CHECK(error_of(text) == "entries[0].frames[0]: expected an object with name, filename and line");
 }
 
 TEST_CASE("a malformed dump is refused with the file, the field and what was expected") {

@@ -38,8 +38,9 @@ class Gloo final : public sim::CollectiveLibrary {
     for (std::size_t p = 0; p < members.size(); ++p) {
       if (issued[p].bytes >= largest) continue;
       v.failures.push_back({members[p], fmt::format("RuntimeError: [gloo] op.preamble.length <= op.nbytes. {} vs {} "
-                                                    "(all_reduce #{}: a peer sent a larger buffer than this rank's)",
-                                                    largest, issued[p].bytes, seq)});
+                                                    "(all_reduce, collective_seq_id {}: a peer sent a larger buffer than this "
+                                                    "rank's)",
+                                                    largest, issued[p].bytes, seq + 1)});
     }
     return v;
   }
