@@ -88,19 +88,33 @@ std::optional<std::int64_t> integer_arg(const Json& args, const char* key) {
   return v.get<std::int64_t>();
 }
 
+// One input's shape: a list of integers.
+std::vector<std::int64_t> shape_of(const Json& d) {
+  std::vector<std::int64_t> shape;
+  for (const Json& n : d) {
+    if (!n.is_number_integer()) throw std::invalid_argument("args.Input Dims");
+    shape.push_back(n.get<std::int64_t>());
+  }
+  return shape;
+}
+
+// Input Dims: a shape per input; a TensorList input (torch 2.x: c10d::allreduce_'s tensors) is a
+// list of shapes, one per tensor, taken in order.
 std::vector<std::vector<std::int64_t>> dims_arg(const Json& args) {
   std::vector<std::vector<std::int64_t>> out;
   if (!args.contains("Input Dims")) return out;
   const Json& dims = args.at("Input Dims");
   if (!dims.is_array()) throw std::invalid_argument("args.Input Dims");
   for (const Json& d : dims) {
-    std::vector<std::int64_t> shape;
     if (!d.is_array()) throw std::invalid_argument("args.Input Dims");
-    for (const Json& n : d) {
-      if (!n.is_number_integer()) throw std::invalid_argument("args.Input Dims");
-      shape.push_back(n.get<std::int64_t>());
+    if (!d.empty() && d.front().is_array()) {
+      for (const Json& tensor : d) {
+        if (!tensor.is_array()) throw std::invalid_argument("args.Input Dims");
+        out.push_back(shape_of(tensor));
+      }
+    } else {
+      out.push_back(shape_of(d));
     }
-    out.push_back(std::move(shape));
   }
   return out;
 }
@@ -163,7 +177,7 @@ Trace parse_trace(const std::string& text, const std::string& file) {
       throw InputError(at_offset(text, event_offset(text, k), file), key, value,
                        key == "ts" || key == "dur" ? "expected a number of microseconds (dur >= 0)"
                        : key == "name"             ? "the event's name, a string"
-                                                   : "expected integers (Input Dims: lists of integers)");
+                                                   : "expected integers (Input Dims: lists of integers, or of such lists for a TensorList)");
     }
   }
   return trace;
@@ -289,8 +303,39 @@ Step read_step(const Trace& trace, double from, double to, int index) {
 
 }  // namespace
 
+// Without ProfilerStep#N or DistributedDataParallel.forward: the model's own spans (torch 2.x,
+// with_stack or with_modules): each outermost "nn.Module: " span named as the first one starts a step.
+std::vector<double> module_starts(const Trace& trace, std::string& name) {
+  std::vector<const TraceEvent*> spans;
+  for (const TraceEvent& e : trace.events) {
+    if (starts_with(e.name, "nn.Module: ")) spans.push_back(&e);
+  }
+  std::sort(spans.begin(), spans.end(), [](const TraceEvent* a, const TraceEvent* b) { return a->ts_us < b->ts_us; });
+  std::vector<double> starts;
+  double outer_end = -std::numeric_limits<double>::infinity();
+  for (const TraceEvent* e : spans) {
+    const bool outermost = e->ts_us >= outer_end;
+    if (outermost) outer_end = e->ts_us + e->dur_us;
+    if (!outermost) continue;
+    if (name.empty()) name = e->name;
+    if (e->name == name) starts.push_back(e->ts_us);
+  }
+  return starts;
+}
+
+constexpr const char* kHowToRecord =
+    "record steps with torch.profiler.profile(activities=[ProfilerActivity.CPU] (CUDA too on a GPU), "
+    "schedule=torch.profiler.schedule(wait=1, warmup=1, active=3), on_trace_ready=lambda p: "
+    "p.export_chrome_trace(PATH)) and prof.step() after each training step; or wrap the model in "
+    "DistributedDataParallel; or profile with with_stack=True (torch 2.x) so that the model's nn.Module spans mark "
+    "its steps";
+
 TraceSummary summarize(const Trace& trace) {
   TraceSummary out;
+  if (trace.events.empty()) {
+    throw InputError({trace.file, 0, 0}, "traceEvents", "", std::string("expected operator events: the trace holds "
+                     "none (the profiler recorded no step, or not this process); ") + kHowToRecord);
+  }
   std::vector<double> starts;
   for (const TraceEvent& e : trace.events) {
     if (starts_with(e.name, "ProfilerStep#")) starts.push_back(e.ts_us);
@@ -303,8 +348,14 @@ TraceSummary summarize(const Trace& trace) {
     }
   }
   if (starts.empty()) {
-    throw InputError({trace.file, 0, 0}, "traceEvents", "", "expected step markers: ProfilerStep#N (torch.profiler with a schedule) "
-                     "or DistributedDataParallel.forward (a DDP model)");
+    std::string top;
+    starts = module_starts(trace, top);
+    out.delimiter = top;
+  }
+  if (starts.empty()) {
+    throw InputError({trace.file, 0, 0}, "traceEvents", "", std::string("expected step markers: ProfilerStep#N, "
+                     "DistributedDataParallel.forward or the model's nn.Module spans, and the trace has none; ") +
+                     kHowToRecord);
   }
   std::sort(starts.begin(), starts.end());
   std::vector<Step> steps;

@@ -58,7 +58,7 @@ struct ModuleSpan {
 /// Medians over the trace's steps, in ms.
 struct TraceSummary {
   int steps = 0;
-  std::string delimiter;  ///< "ProfilerStep#N" or "DistributedDataParallel.forward"
+  std::string delimiter;  ///< "ProfilerStep#N", "DistributedDataParallel.forward" or the model's outermost "nn.Module: X"
   double forward_ms = 0;   ///< step start to the first backward node (the loss included)
   double backward_ms = 0;  ///< first backward node to the last AccumulateGrad's end
   double optimizer_ms = 0; ///< Optimizer.step# and Optimizer.zero_grad# spans

@@ -130,6 +130,14 @@ TEST_CASE("malformed traces: located errors") {
       "  \"args\": {\"Input Dims\": [[4611686018427387904, 4611686018427387904]]}}]",
       "t.json"));
   CHECK(huge.allreduce_elements == std::vector<std::int64_t>{-1});
+  // torch 2.x records a TensorList input as a list of shapes (c10d::allreduce_'s [[[85002]]]).
+  const validate::Trace listed = validate::parse_trace(
+      "[{\"name\": \"c10d::allreduce_\", \"ph\": \"X\", \"ts\": 0, \"dur\": 1,"
+      "  \"args\": {\"Input Dims\": [[[85002], [3, 4]], [], []]}}]",
+      "t.json");
+  CHECK(listed.events.at(0).input_dims == std::vector<std::vector<std::int64_t>>{{85002}, {3, 4}, {}, {}});
+  CHECK(error_of("[{\"name\": \"a\", \"ph\": \"X\", \"ts\": 1, \"dur\": 2, \"args\": {\"Input Dims\": [[[1], 2]]}}]")
+            .find("key 'args.Input Dims'") != std::string::npos);
   CHECK(error_of("[{\"name\": \"DistributedDataParallel.forward\", \"ph\": \"X\", \"ts\": 1, \"dur\": 2}]")
             .find("expected a backward in every step") != std::string::npos);
 }

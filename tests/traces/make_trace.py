@@ -1,11 +1,14 @@
-#!/usr/bin/python3
-"""Makes the torch 1.13 fixture of `ddpsim import-trace`: a recipe under
-DistributedDataParallel on one gloo rank, 3 steps unprofiled, then 2 under
-torch.profiler (CPU, record_shapes, with_stack), exported as a Chrome trace.
-Debian's torch is built without Kineto, so the file is the legacy autograd
-profiler's: a bare array, integer microseconds, no args.
+"""A trace of a recipe as torch.profiler writes it, for `ddpsim import-trace`: the recipe under
+DistributedDataParallel on one gloo rank (--bare: the model alone), 3 steps unprofiled, then 2 under
+torch.profiler (CPU, record_shapes, with_stack; --no-shapes: record_shapes off), exported as a
+Chrome trace. --schedule records with torch.profiler.schedule(wait=0, warmup=1, active=2) and
+prof.step() after each step (ProfilerStep#N markers), one more step for the warm-up.
 
-    /usr/bin/python3 tests/traces/make_trace.py python/recipes/mlp.py tests/traces/mlp_torch113_cpu.json
+Debian's torch 1.13 (built without Kineto) wrote tests/traces/mlp_torch113_cpu.json, the legacy
+form: a bare array, integer microseconds, no args. The pinned torch 2.x writes Kineto's form;
+ctest oracle.torch_import_trace makes its traces with this script (tests/torch_import_trace.py).
+
+    $(scripts/python.sh) tests/traces/make_trace.py python/recipes/mlp.py /tmp/mlp.json [--schedule] [--bare]
 """
 import os
 import sys
@@ -19,14 +22,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from ddpsim_torch import recipe  # noqa: E402
 
 
-def main(recipe_path, out):
+def main(recipe_path, out, schedule=False, bare=False, shapes=True):
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as tmp:
         dist.init_process_group("gloo", init_method=f"file://{tmp}/store", rank=0, world_size=1)
         torch.manual_seed(0)
         built = recipe.load(recipe_path)
         (x, y), loss_fn, optimizer = built["batch"], built["loss_fn"], built["optimizer"]
-        ddp = torch.nn.parallel.DistributedDataParallel(built["model"])
+        ddp = built["model"] if bare else torch.nn.parallel.DistributedDataParallel(built["model"])
 
         def step():
             loss_fn(recipe.call_model(ddp, x), y).backward()
@@ -35,12 +38,19 @@ def main(recipe_path, out):
 
         for _ in range(3):
             step()
-        with profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_stack=True) as prof:
-            for _ in range(2):
+        plan = torch.profiler.schedule(wait=0, warmup=1, active=2, repeat=1) if schedule else None
+        ready = (lambda p: p.export_chrome_trace(out)) if schedule else None
+        with profile(activities=[ProfilerActivity.CPU], record_shapes=shapes, with_stack=True, schedule=plan,
+                     on_trace_ready=ready) as prof:
+            for _ in range(3 if schedule else 2):
                 step()
-        prof.export_chrome_trace(out)
+                if schedule:
+                    prof.step()
+        if not schedule:
+            prof.export_chrome_trace(out)
         dist.destroy_process_group()
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    flags = sys.argv[3:]
+    main(sys.argv[1], sys.argv[2], "--schedule" in flags, "--bare" in flags, "--no-shapes" not in flags)
