@@ -40,6 +40,34 @@ def profiled_order(path):
     return names
 
 
+# The scenario's optimizer key for each recipe's torch.optim (its state after a step: python/ddpsim_torch/memory.py).
+OPTIMIZERS = {"cnn.py": "sgd_momentum", "mlp.py": "sgd_momentum", "embedding.py": "sgd", "tied.py": "sgd",
+              "reordered.py": "adam", "transformer.py": "adam"}
+
+
+def written_optimizer(path):
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("optimizer: "):
+            return line.split()[1]
+    return None
+
+
+def refused_optimizer(work):
+    """A recipe whose optimizer ddpsim's memory model cannot express (RMSprop): profile exits 2, naming it."""
+    path = os.path.join(work, "rmsprop.py")
+    with open(path, "w") as f:
+        f.write("import torch\n"
+                "def build():\n"
+                "    model = torch.nn.Linear(4, 2)\n"
+                "    return {'model': model, 'batch': (torch.randn(8, 4), torch.randn(8, 2)),\n"
+                "            'loss_fn': torch.nn.functional.mse_loss,\n"
+                "            'optimizer': torch.optim.RMSprop(model.parameters())}\n")
+    done = subprocess.run([sys.executable, "-m", "ddpsim_torch", "profile", path, "--out", path + ".yaml", "--bare",
+                           "--steps", "1", "--warmup", "1"], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")))
+    return done.returncode == 2 and "optimizer RMSprop keeps 1 state tensor(s) per parameter" in done.stderr
+
+
 def ddp_order(recipe_path):
     """The ready order DDP's Reducer recorded, as parameter names."""
     built = recipe.load(recipe_path)
@@ -73,7 +101,14 @@ def main():
         failures += not ok
         print(f"{name}: ready order {'matches' if ok else 'DIFFERS from'} DDP's ({len(mine)} parameters)"
               + ("" if ok else f"\n  profile: {mine}\n  DDP:     {theirs}"))
+        optimizer = written_optimizer(out)
+        failures += optimizer != OPTIMIZERS[name]
+        print(f"{name}: optimizer {optimizer} ({'as' if optimizer == OPTIMIZERS[name] else 'NOT'} its torch.optim: "
+              f"{OPTIMIZERS[name]})")
     dist.destroy_process_group()
+    refused = refused_optimizer(work)
+    failures += not refused
+    print(f"RMSprop: {'refused with exit 2, named' if refused else 'NOT refused as expected'}")
     return 1 if failures else 0
 
 
