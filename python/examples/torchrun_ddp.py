@@ -1,8 +1,8 @@
 """A user's own DDP script, as torchrun runs it: ResNet-18 (python/recipes/cnn.py's
 model) for a few steps under gloo. Run on the emulated network (docs/emulated-network.md):
 
-    PYTHONPATH=python /usr/bin/python3 -m ddpsim_torch network 1gbit --ranks 2 -- \
-        torchrun --standalone --nproc_per_node 2 python/examples/torchrun_ddp.py
+    build/cli/ddpsim network 1gbit --ranks 2 -- \
+        "$(scripts/venv.sh)/bin/torchrun" --standalone --nproc_per_node 2 python/examples/torchrun_ddp.py
 
 Nothing in it knows about the network: the launcher's shim gives each rank (torchrun's RANK)
 its own address. Rank 0 prints the mean step and where its gloo connections run from.
