@@ -1,17 +1,17 @@
-#!/usr/bin/python3
 """Writes models/presets/*.yaml: each model's parameters in registration
 order (name, shape, dtype), its buffers, and the order in which PyTorch's
 autograd makes each gradient ready in one backward pass.
 
-Needs Debian's python3-torch (1.13) and python3-torchvision, nothing else;
-ddpsim itself never runs Python. Re-run after changing a model definition:
-    /usr/bin/python3 scripts/extract_presets.py
+Needs torch and torchvision, nothing else (the presets were written with
+torch 1.13; tests/torch_oracle.py checks them against the pinned 2.14.1's
+DDP); ddpsim itself never runs Python. Re-run after changing a model definition:
+    $(scripts/python.sh) scripts/extract_presets.py
 
 ResNets and ResNeXts come from torchvision; the ready order is measured as
 `python3 -m ddpsim_torch profile` measures it (ddpsim_torch.profile). BERT-base and GPT-2 small are re-declared
 here with Hugging Face transformers' module names, shapes and data flow
-(BertModel with pooler; GPT2LMHeadModel with lm_head tied to wte), since
-Debian ships no transformers package.
+(BertModel with pooler; GPT2LMHeadModel with lm_head tied to wte), so that
+no transformers package is needed.
 """
 import math
 import os
