@@ -26,6 +26,9 @@ struct DdpConfig {
   /// distributed.py); only DDP's default cap keeps the 1 MiB first bucket.
   /// The scenario's with_cap sets first_bucket_bytes from the cap when true.
   bool first_bucket_follows_cap = false;
+  /// ddp.first_bucket_mb was given: the first bucket is pinned, whatever cap
+  /// is tried (the advisor's caps included).
+  bool first_bucket_given = false;
   bool find_unused_parameters = false;
   bool static_graph = false;
   bool broadcast_buffers = true;

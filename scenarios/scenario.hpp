@@ -26,6 +26,8 @@ struct SweepAxes {
 
 /// `job` with DDP's bucket cap set to `cap_mb` MiB, as torch does
 /// (int(cap_mb * 2^20) bytes): the one way a cap of the axis enters a job.
+/// A cap passed to DDP (the scenario gave one, or it is not DDP's default 25)
+/// caps the first bucket too, as PyTorch 2.3+ does, unless ddp.first_bucket_mb pins it.
 models::DdpJob with_cap(models::DdpJob job, double cap_mb);
 
 /// The data section's DistributedSampler, when it names a dataset size.

@@ -45,7 +45,8 @@ models::DdpConfig read_ddp(const Section& top, const models::ModelSpec& model, s
   caps = s.number_or_list("bucket_cap_mb", 0, 1e6, 25.0, "MiB");
   ddp.first_bucket_bytes = models::bucket_bytes(s.number("first_bucket_mb", 0, true, 1e6, 1.0, "MiB"));
   // As DDP(bucket_cap_mb=X) since PyTorch 2.3: a given cap caps the first bucket too, unless it is given.
-  ddp.first_bucket_follows_cap = s.has("bucket_cap_mb") && !s.has("first_bucket_mb");
+  ddp.first_bucket_given = s.has("first_bucket_mb");
+  ddp.first_bucket_follows_cap = s.has("bucket_cap_mb") && !ddp.first_bucket_given;
   ddp.find_unused_parameters = s.boolean("find_unused_parameters", false);
   ddp.static_graph = s.boolean("static_graph", false);
   ddp.broadcast_buffers = s.boolean("broadcast_buffers", true);
@@ -436,9 +437,15 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   return out;
 }
 
+// DistributedDataParallel's default bucket_cap_mb (_DEFAULT_BUCKET_CAP_MB).
+constexpr double kDdpDefaultCapMb = 25.0;
+
 models::DdpJob with_cap(models::DdpJob job, double cap_mb) {
   job.ddp.bucket_cap_bytes = models::bucket_bytes(cap_mb);
-  if (job.ddp.first_bucket_follows_cap) job.ddp.first_bucket_bytes = job.ddp.bucket_cap_bytes;
+  // A cap other than DDP's default is passed to DDP (the advisor's caps on a scenario without one
+  // too), and so caps the first bucket, unless first_bucket_mb pins it.
+  const bool passed = job.ddp.first_bucket_follows_cap || cap_mb != kDdpDefaultCapMb;
+  if (passed && !job.ddp.first_bucket_given) job.ddp.first_bucket_bytes = job.ddp.bucket_cap_bytes;
   return job;
 }
 
