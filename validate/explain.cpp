@@ -204,8 +204,9 @@ bool explain_group(const std::vector<FlightRecord>& dumps, const std::string& pg
   // not pass it; the others issued another op in its place: missing from it, as ddpsim run says.
   const FrEntry* common = nullptr;
   long most = 0;
-  for (const auto& [m, x] : issued) {
-    const long n = std::count_if(issued.begin(), issued.end(), [&](const auto& p) { return same_op(*p.second, *x); });
+  for (const auto& side : issued) {
+    const FrEntry* x = side.second;  // not a structured binding: clang 14 cannot capture one
+    const long n = std::count_if(issued.begin(), issued.end(), [x](const auto& p) { return same_op(*p.second, *x); });
     if (n > most) most = n, common = x;
   }
   for (const auto& [m, x] : issued) {
