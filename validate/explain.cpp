@@ -200,17 +200,23 @@ bool explain_group(const std::vector<FlightRecord>& dumps, const std::string& pg
     e.sides.push_back(side_of(m, *x));
     issued.emplace_back(m, x);
   }
-  // Waiting: the members that issued the most common op there (the lower rank's on a tie) and did
-  // not pass it; the others issued another op in its place: missing from it, as ddpsim run says.
+  // Waiting: the members that issued the op most of them issued there and did not pass it; the
+  // others issued another op in its place: missing from it, as ddpsim run says. Without a majority
+  // (a tie), every member that issued something waits in it.
   const FrEntry* common = nullptr;
   long most = 0;
+  bool tie = false;
   for (const auto& side : issued) {
     const FrEntry* x = side.second;  // not a structured binding: clang 14 cannot capture one
     const long n = std::count_if(issued.begin(), issued.end(), [x](const auto& p) { return same_op(*p.second, *x); });
-    if (n > most) most = n, common = x;
+    if (n > most) {
+      most = n, common = x, tie = false;
+    } else if (n == most && !same_op(*x, *common)) {
+      tie = true;
+    }
   }
   for (const auto& [m, x] : issued) {
-    if (!same_op(*x, *common)) {
+    if (!tie && !same_op(*x, *common)) {
       e.missing.push_back(m);
     } else if (!done(m, *stuck, *x)) {
       e.waiting.push_back(m);
