@@ -1,7 +1,7 @@
 // `ddpsim profile|sweep|measure|network ...`: the ddpsim_torch verbs, run
 // by an interpreter that has torch, with the package on its path and the
 // malloc settings its measurements assume (python/README.md), so that a
-// user needs neither PYTHONPATH nor Debian's interpreter by its full path.
+// user needs neither PYTHONPATH nor the environment's interpreter by its full path.
 
 #include "cli/torch_verbs.hpp"
 

@@ -2,8 +2,9 @@
 
 Profiles a training recipe on one device and writes a ddpsim scenario from
 what it measured (`python3 -m ddpsim_torch profile RECIPE.py --out S.yaml`).
-Pure Python: torch and the standard library only, for Debian's torch 1.13
-and torch 2.x, on CPU (CUDA timing comes with a later step of issue 18).
+Pure Python: torch and the standard library only; checked on the pinned
+torch 2.14.1 (python/requirements.txt), on the CPU, and with --device cuda
+on a GPU (validate/gpu/torch_w1.sh).
 """
 
 __all__ = ["recipe", "profile"]
