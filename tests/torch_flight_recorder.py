@@ -95,7 +95,13 @@ def run_job(case, work):
     env = dict(os.environ, TORCH_FR_BUFFER_SIZE="2000")
     procs = [subprocess.Popen([sys.executable, script, str(r), case, out, store], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True) for r in range(WORLD)]
-    said = [p.communicate(timeout=120)[0].strip() for p in procs]
+    try:
+        said = [p.communicate(timeout=120)[0].strip() for p in procs]
+    finally:  # a rank past its 5 s timeout by minutes is killed, not left behind
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
     return out, said
 
 
