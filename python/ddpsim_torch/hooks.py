@@ -60,8 +60,9 @@ def check_one_bucket(gradient_bytes, bucket_cap_mb, first_bucket_mb):
     launched, in order). Refuses unless every gradient fits one bucket."""
     cap = min(bucket_cap_mb, first_bucket_mb) * (1 << 20)
     if gradient_bytes > cap:
-        raise HookError(f"PowerSGD on gloo needs one bucket ({gradient_bytes} gradient bytes; --bucket-cap-mb and "
-                        f"--first-bucket-mb at least {gradient_bytes / (1 << 20):.4g}): with more, gloo pairs the "
+        raise HookError(f"PowerSGD on gloo needs one bucket ({gradient_bytes} gradient bytes; --bucket-cap-mb at least "
+                        f"{gradient_bytes / (1 << 20):.4g}, which caps the first bucket too on torch 2.3+; older torch: "
+                        "--first-bucket-mb as well): with more, gloo pairs the "
                         "ranks' all-reduces in the order each issues them, which the hook's callbacks race "
                         "(docs/cost-models.md#communication-hooks)")
 
