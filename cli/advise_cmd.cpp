@@ -12,6 +12,7 @@
 #include "advise/advisor.hpp"
 #include "cli/cli_io.hpp"
 #include "cli/mpi_session.hpp"
+#include "cli/exit_codes.hpp"
 #include "cli/subcommands.hpp"
 #include "scenarios/input_error.hpp"
 
@@ -58,7 +59,7 @@ int advise(const AdviseCliOptions& o, const MpiSession& mpi) {
   if (!o.json.empty()) write_file(o.json, advise::to_json(a).dump(2) + "\n");
   if (!o.plot.empty()) write_file(o.plot, advise::to_svg(a));
   if (!o.html.empty()) write_file(o.html, advise::to_html(a, report::load_chart_assets()));
-  return a.ranked.empty() ? 1 : 0;
+  return a.ranked.empty() ? kExitDoesNotFit : kExitOk;
 }
 
 }  // namespace ddpsim::cli

@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "cli/cli_io.hpp"
+#include "cli/exit_codes.hpp"
 #include "cli/subcommands.hpp"
 #include "formats/measured_run.hpp"
 #include "scenarios/calibration_file.hpp"
@@ -282,7 +283,7 @@ int write_calibration(const CalibrateOptions& o, const std::string& yaml) {
   } else {
     fmt::print("rejected: no calibration written ({} does not exist; the candidate is in {})\n", out_path, candidate);
   }
-  return 3;
+  return kExitMissedTarget;
 }
 
 // The collective section fitted to nccl-tests tables with the scenario's NCCL model.

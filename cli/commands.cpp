@@ -2,6 +2,7 @@
 #include "cli/torch_verbs.hpp"
 
 #include "cli/cli_io.hpp"
+#include "cli/exit_codes.hpp"
 #include "cli/mpi_session.hpp"
 #include "cli/subcommands.hpp"
 
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -30,7 +32,9 @@
 #include "scenarios/runner.hpp"
 #include "scenarios/calibration_file.hpp"
 #include "scenarios/scenario.hpp"
+#include "scenarios/work_estimate.hpp"
 #include "sim/chrome_trace.hpp"
+#include "sim/time.hpp"
 #include "validate/calibrate.hpp"
 #include "validate/trace_import.hpp"
 #include "validate/validation.hpp"
@@ -53,11 +57,30 @@ struct RunOptions {
   int threads = 0;        ///< 0: one per core
   int trace_ranks = 256;  ///< ranks per run in the trace; 0: all
   std::string flight_recorder;  ///< a folder for the failed rows' flight-recorder dumps
+  std::vector<int> world_sizes;  ///< --world-size: instead of the scenario's
+  ddpsim::scenarios::WorkBudget budget;  ///< --max-rank-ops, --max-memory-gb
 };
 
-int run(const RunOptions& opt, const ddpsim::cli::MpiSession& mpi) {
+// Before anything is simulated: the scenario with --engine and --world-size
+// applied, every output writable and its own file, the estimate within budget.
+ddpsim::scenarios::Scenario prepare_run(const RunOptions& opt) {
   auto scenario = ddpsim::scenarios::load_scenario(opt.scenario);
   if (!opt.engine.empty()) scenario.engine = opt.engine;
+  if (!opt.world_sizes.empty()) {
+    for (const int w : opt.world_sizes) ddpsim::scenarios::check_fits_cluster(scenario, w, "--world-size");
+    scenario.sweep.world_sizes = opt.world_sizes;
+  }
+  ddpsim::cli::check_outputs({{"--json", opt.json}, {"--trace", opt.trace}, {"--csv", opt.csv}, {"--plot", opt.plot},
+                              {"--html", opt.html}});
+  const auto& worlds = scenario.sweep.world_sizes;
+  const int max_world = *std::max_element(worlds.begin(), worlds.end());
+  const int traced_ranks = opt.trace.empty() ? 0 : (opt.trace_ranks == 0 ? max_world : opt.trace_ranks);
+  ddpsim::scenarios::check_budget(scenario, ddpsim::scenarios::estimate_work(scenario, traced_ranks), opt.budget);
+  return scenario;
+}
+
+int run(const RunOptions& opt, const ddpsim::cli::MpiSession& mpi) {
+  auto scenario = prepare_run(opt);
   ddpsim::exec::ExecutionPolicy policy;
   policy.fast_path = !opt.per_rank;
   if (opt.schedule == "time-order") policy.schedule = ddpsim::sim::Schedule::kTimeOrder;
@@ -118,6 +141,18 @@ int run(const RunOptions& opt, const ddpsim::cli::MpiSession& mpi) {
   return 0;
 }
 
+// run's and report's --world-size and budget options.
+void add_run_limits(CLI::App* cmd, RunOptions& opt) {
+  cmd->add_option("--world-size", opt.world_sizes, "World sizes to run, comma-separated, instead of the scenario's")
+      ->delimiter(',')->check(CLI::Range(1, ddpsim::scenarios::kMaxWorldSize));
+  cmd->add_option("--max-rank-ops", opt.budget.max_rank_ops,
+                  "Refuse a run estimated past this many rank-operations (default 2e11; ddpsim check prints the estimate)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-memory-gb", opt.budget.max_memory_gb,
+                  "Refuse a run whose state and trace are estimated past this many GB (default 8)")
+      ->check(CLI::PositiveNumber);
+}
+
 int buckets(const std::string& path, const std::string& json) {
   const auto scenario = ddpsim::scenarios::load_scenario(path);
   ddpsim::report::write_buckets(std::cout, scenario);
@@ -156,6 +191,10 @@ struct ValidateOptions {
 // ddpsim validate: exit 0, or 3 when a prediction misses by more than the threshold.
 int validate_cmd(const ValidateOptions& o) {
   ddpsim::scenarios::Scenario scenario = ddpsim::scenarios::load_scenario(o.scenario);
+  if (!o.report.empty()) {
+    std::filesystem::create_directories(o.report);
+    ddpsim::cli::check_outputs({{"--report", o.report + "/report.md"}, {"--report", o.report + "/step_time.svg"}});
+  }
   if (!o.calibration.empty()) ddpsim::scenarios::apply_calibration(scenario, o.calibration);
   std::vector<ddpsim::validate::Measured> measured;
   for (const std::string& prefix : o.measured) measured.push_back(ddpsim::validate::read_measured(prefix, scenario.job.warmup_iterations));
@@ -164,7 +203,6 @@ int validate_cmd(const ValidateOptions& o) {
   fmt::print("{}", ddpsim::validate::ready_order_report(scenario, measured));
   fmt::print("{}", ddpsim::validate::comm_hook_report(scenario, measured));
   if (!o.report.empty()) {
-    std::filesystem::create_directories(o.report);
     write_file(o.report + "/report.md", ddpsim::validate::validation_markdown(scenario, rows));
     write_file(o.report + "/step_time.svg", ddpsim::validate::validation_svg("Prediction vs measurement: " + scenario.name, rows));
     fmt::print("report: {}/report.md, {}/step_time.svg\n", o.report, o.report);
@@ -179,7 +217,7 @@ int validate_cmd(const ValidateOptions& o) {
     fmt::print("largest error {:.1f} % (step time{}), threshold {:.1f} %: {}\n", worst,
                std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.memory.has_value(); }) ? " and peak memory" : "",
                *limit, worst <= *limit ? "ok" : "FAILED");
-    if (worst > *limit) return 3;
+    if (worst > *limit) return ddpsim::cli::kExitMissedTarget;
   }
   return 0;
 }
@@ -205,8 +243,8 @@ int import_trace(const std::string& trace_path, const std::string& scenario_path
 
 int check(const std::string& path) {
   const auto scenario = ddpsim::scenarios::load_scenario(path);
-  fmt::print("{}: ok ({} world size(s), {} iterations)\n", path, scenario.sweep.world_sizes.size(),
-             scenario.job.iterations);
+  fmt::print("{}: ok ({} world size(s), {} iterations); ddpsim run: {}\n", path, scenario.sweep.world_sizes.size(),
+             scenario.job.iterations, ddpsim::scenarios::describe(ddpsim::scenarios::estimate_work(scenario)));
   return 0;
 }
 
@@ -245,6 +283,7 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--per-rank", run_opt.per_rank,
                     "Simulate every rank even when all run the same program (the fast path simulates one; "
                     "same output, docs/cost-models.md#symmetric-jobs)");
+  add_run_limits(run_cmd, run_opt);
   run_cmd->add_option("--schedule", run_opt.schedule,
                       "Simulate every-rank runs on the event engine in this order: time-order or rank-major "
                       "(default: levelized for a job without a fault but slow links, else chosen per job; same output, "
@@ -261,6 +300,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"analytic", "simgrid"}));
   report_cmd->add_option("--threads", report_opt.threads, "Threads for the runs of a sweep (default: one per core)")
       ->check(CLI::Range(1, 1024));
+  add_run_limits(report_cmd, report_opt);
 
   std::string check_path;
   CLI::App* check_cmd = app.add_subcommand("check", "Validate a scenario without simulating it");
@@ -399,8 +439,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return 2;
+    fmt::print(stderr, "ddpsim: error: the command line: {}\nRun with --help for more information.\n", e.what());
+    return kExitBadInput;
   }
 
   // Under mpirun or srun: run splits its sweep over the processes and advise
@@ -412,6 +452,8 @@ int main(int argc, char** argv) {
                mpi.size());
   }
   try {
+    // tests/exit_codes.sh plants an internal error to check its exit code and message.
+    if (std::getenv("DDPSIM_PLANT_INTERNAL_ERROR") != nullptr) throw std::logic_error("planted by DDPSIM_PLANT_INTERNAL_ERROR");
     if (*run_cmd) return run(run_opt, mpi);
     if (*report_cmd) return run(report_opt, mpi);
     if (*check_cmd) return check(check_path);
@@ -426,12 +468,23 @@ int main(int argc, char** argv) {
     if (*collectives_cmd) return xo.groups > 0 ? ddpsim::cli::collectives_together(xo) : ddpsim::cli::collectives(xo);
   } catch (const InputError& e) {
     fmt::print(stderr, "ddpsim: error: {}\n", e.what());
-    return 2;
+    return kExitBadInput;
+  } catch (const ddpsim::sim::TimeRangeError& e) {
+    fmt::print(stderr, "ddpsim: error: {}: expected values whose simulated times fit; lower the keys named\n", e.what());
+    return kExitBadInput;
+  } catch (const std::filesystem::filesystem_error& e) {
+    fmt::print(stderr, "ddpsim: error: {}: {}\n", e.path1().string(), e.code().message());
+    return kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "ddpsim: error: out of memory: the run needs more memory than this machine gave it "
+                       "(ddpsim check prints its estimate); expected fewer ranks, iterations or traced ranks\n");
+    return kExitBadInput;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "ddpsim: internal error: {}\n", e.what());
-    return 1;
+    fmt::print(stderr, "ddpsim: internal error: {}\nThis is a bug in ddpsim: please report it with the command line and "
+                       "its input files (README.md#exit-codes)\n", e.what());
+    return kExitInternal;
   }
-  return 1;
+  return kExitInternal;
 }
 
 }  // namespace ddpsim::cli

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli/exit_codes.hpp"
 #include "cli/subcommands.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/memory_plan.hpp"
@@ -60,7 +61,7 @@ int memory(const MemoryOptions& o) {
   const bool all_fit = !s.memory.device_bytes || std::all_of(rows.begin(), rows.end(), [](const auto& r) {
     return r["fits"].template get<bool>();
   });
-  return all_fit ? 0 : 1;
+  return all_fit ? kExitOk : kExitDoesNotFit;
 }
 
 }  // namespace ddpsim::cli

@@ -68,7 +68,7 @@ Hop route(const ClusterSpec& cluster, int a, int b, Sharing sharing) {
     if (cluster.intra.topology == Fabric::Topology::kRing) {
       const int d = ((b % g) - (a % g) + g) % g;
       const int links = std::min(d, g - d);
-      return {sim::Time::ns(links * cluster.intra.latency.count_ns()), cluster.intra.bandwidth_GBps * sharing.intra};
+      return {cluster.intra.latency.times(links, "a route's latency (cluster.intra latency x its links)"), cluster.intra.bandwidth_GBps * sharing.intra};
     }
     double bw = cluster.intra.bandwidth_GBps * sharing.intra;
     // Behind two PCIe switches: both uplinks, one direction each.
@@ -113,8 +113,9 @@ sim::Time hierarchical_all_reduce_time(const Hop& intra, const Hop& inter, sim::
   // Reduce-scatter and all-gather inside the node: 2(G-1) steps of b/G;
   // the inter-node ring all-reduce of b/G: 2(N-1) steps of b/(G N).
   const double ns = 2 * (g - 1) * (b / g) / intra.bandwidth_GBps + 2 * (n - 1) * (b / (g * n)) / inter.bandwidth_GBps;
-  return launch + sim::Time::ns(2 * (gpus_per_node - 1) * intra.latency.count_ns() + 2 * (nodes - 1) * inter.latency.count_ns()) +
-         sim::Time::ns(std::llround(ns));
+  return launch + intra.latency.times(2 * (gpus_per_node - 1), "the intra-node latency term (cluster.intra latency x 2(gpus_per_node - 1))") +
+         inter.latency.times(2 * (nodes - 1), "the inter-node latency term (cluster.inter latency x 2(nodes - 1))") +
+         sim::Time::from_ns(ns, "a hierarchical all-reduce's transfer time (cluster: bandwidths against the bytes it moves)");
 }
 
 AnalyticTimer::AnalyticTimer(ClusterSpec cluster, sim::Time launch_overhead, Algorithm algorithm)

@@ -13,8 +13,11 @@ namespace {
 // so this is the same on every machine.
 sim::Time transfer(const NetworkParams& net, std::int64_t bytes, double num, double den) {
   const double ns = static_cast<double>(bytes) * num / (den * net.bandwidth_GBps);
-  return sim::Time::ns(std::llround(ns));
+  return sim::Time::from_ns(ns, "a collective's transfer time (collective.bandwidth_GBps against the bytes it moves)");
 }
+
+constexpr const char* kLatencyTerm =
+    "a collective's latency term (collective.latency_us x its steps: 2(world_size - 1) for a ring all-reduce)";
 
 void check(const NetworkParams& net, std::int64_t bytes, int world_size) {
   if (world_size < 1) throw std::invalid_argument("world size must be at least 1");
@@ -29,7 +32,7 @@ void check(const NetworkParams& net, std::int64_t bytes, int world_size) {
 sim::Time ring_all_reduce_time(const NetworkParams& net, std::int64_t bytes, int world_size) {
   check(net, bytes, world_size);
   const std::int64_t steps = 2 * static_cast<std::int64_t>(world_size - 1);
-  return net.launch_overhead + sim::Time::ns(steps * net.latency.count_ns()) +
+  return net.launch_overhead + net.latency.times(steps, kLatencyTerm) +
          transfer(net, bytes, static_cast<double>(steps), static_cast<double>(world_size));
 }
 
@@ -37,13 +40,13 @@ sim::Time ring_broadcast_time(const NetworkParams& net, std::int64_t bytes, int 
   check(net, bytes, world_size);
   if (world_size == 1) return net.launch_overhead;
   const std::int64_t steps = world_size - 1;
-  return net.launch_overhead + sim::Time::ns(steps * net.latency.count_ns()) + transfer(net, bytes, 1, 1);
+  return net.launch_overhead + net.latency.times(steps, kLatencyTerm) + transfer(net, bytes, 1, 1);
 }
 
 sim::Time ring_all_gather_time(const NetworkParams& net, std::int64_t bytes, int world_size) {
   check(net, bytes, world_size);
   const std::int64_t steps = world_size - 1;
-  return net.launch_overhead + sim::Time::ns(steps * net.latency.count_ns()) +
+  return net.launch_overhead + net.latency.times(steps, kLatencyTerm) +
          transfer(net, bytes, static_cast<double>(steps), static_cast<double>(world_size));
 }
 

@@ -16,7 +16,7 @@ namespace {
 const std::vector<std::string_view> kNames{"allreduce", "fp16_compress", "bf16_compress", "powerSGD",
                                            "batched_powerSGD"};
 
-sim::Time seconds(double s) { return sim::Time::ns(std::llround(s * 1e9)); }
+sim::Time seconds(double s) { return sim::Time::from_ns(s * 1e9, "a comm hook's compute time (ddp.comm_hook's costs)"); }
 
 // The hook's compute, summed as it is priced: bytes passed over, cast,
 // matrix products (flops, bytes read) and torch calls.
@@ -24,7 +24,7 @@ class Work {
  public:
   explicit Work(const HookCost& c) : cost_(c) {}
   Work& ops(std::int64_t n) {
-    t_ += sim::Time::ns(cost_.per_op.count_ns() * n);
+    t_ += cost_.per_op * n;
     return *this;
   }
   Work& pass(double bytes) { return add(bytes / cost_.pass_bytes_per_s); }

@@ -216,7 +216,9 @@ class RankProgram final : public sim::Process {
   }
 
   static sim::Time scaled(sim::Time t, double factor) {
-    return factor == 1 ? t : sim::Time::ns(std::llround(static_cast<double>(t.count_ns()) * factor));
+    return factor == 1 ? t
+                       : sim::Time::from_ns(static_cast<double>(t.count_ns()) * factor,
+                                            "a slowed op's time (model times under faults' slowdown factors)");
   }
 
   // This rank's straggler delay in iteration g, on its first backward
@@ -243,7 +245,7 @@ class RankProgram final : public sim::Process {
     const DdpConfig& ddp = job_.ddp;
     if (ddp.find_unused_parameters && !ddp.static_graph) {
       const auto tensors = static_cast<std::int64_t>(m.parameters.size());
-      e.enqueue(rank_, StreamKind::kCompute, sim::Time::ns(tensors * ddp.traversal_per_tensor.count_ns()),
+      e.enqueue(rank_, StreamKind::kCompute, ddp.traversal_per_tensor * tensors,
                 label(DdpTag::kTraversal, g));
     }
     std::vector<int> unused = ddp.unused_parameters;

@@ -41,7 +41,9 @@ struct RankGroups {
 };
 
 sim::Time scaled(sim::Time t, double factor) {
-  return factor == 1 ? t : sim::Time::ns(std::llround(static_cast<double>(t.count_ns()) * factor));
+  return factor == 1 ? t
+                     : sim::Time::from_ns(static_cast<double>(t.count_ns()) * factor,
+                                          "a slowed op's time (model times under faults' slowdown factors)");
 }
 
 // Issues iteration g of one rank's loop. The CPU runs ahead of the GPU, so

@@ -433,7 +433,8 @@ sim::Time NcclTimer::time(const sim::Collective& c, int group_size, const std::v
   for (const SlowLink& s : slow) {
     if (s.rank < group_size) factor = std::max(factor, s.factor);
   }
-  return sim::Time::ns(std::llround(1000 * predict(c.kind, c.bytes, group_size, factor).first));
+  return sim::Time::from_ns(1000 * predict(c.kind, c.bytes, group_size, factor).first,
+                            "a collective's time under NCCL's model (collective.* and cluster: against world_size)");
 }
 
 }  // namespace ddpsim::models

@@ -44,7 +44,7 @@ struct DdpConfig {
   /// The time to copy `bytes` once at bucket_copy_bytes_per_s (zero when unset).
   sim::Time bucket_copy(std::int64_t bytes) const {
     return bucket_copy_bytes_per_s > 0
-               ? sim::Time::ns(static_cast<std::int64_t>(static_cast<double>(bytes) * 1e9 / bucket_copy_bytes_per_s + 0.5))
+               ? sim::Time::from_ns(static_cast<double>(bytes) * 1e9 / bucket_copy_bytes_per_s, "a bucket's copy time (ddp.bucket_copy_GBps)")
                : sim::Time{};
   }
 };

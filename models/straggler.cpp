@@ -29,7 +29,7 @@ sim::Time straggler_delay(const StragglerModel& model, int rank, int iteration, 
             const int slow = m.rank < 0 ? world_size - 1 : m.rank;
             if (rank != slow || world_size == 1) return sim::Time::zero();
             const double ns = static_cast<double>(m.penalty.count_ns()) * std::log2(world_size);
-            return sim::Time::ns(std::llround(ns));
+            return sim::Time::from_ns(ns, "the straggler's delay (straggler.penalty_ms x log2(world_size))");
           },
           [&](const JitterStraggler& m) {
             sim::Rng rng = sim::Rng::for_stream(
@@ -37,7 +37,7 @@ sim::Time straggler_delay(const StragglerModel& model, int rank, int iteration, 
             const double ns = m.distribution == JitterDistribution::kExponential
                                   ? sim::draw_exponential(rng, static_cast<double>(m.mean.count_ns()))
                                   : sim::draw_uniform(rng, 0.0, static_cast<double>(m.max.count_ns()));
-            return sim::Time::ns(std::llround(ns));
+            return sim::Time::from_ns(ns, "a straggler's drawn delay (straggler.mean_ms or straggler.max_ms)");
           },
       },
       model);

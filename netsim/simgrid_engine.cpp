@@ -26,6 +26,7 @@ using models::SlowLink;
 using detail::Pair;
 using detail::Platform;
 using detail::SlowedLinks;
+constexpr const char* kSimgridQuantity = "a collective's time on the SimGrid platform (cluster: bandwidths and latencies against the bytes it moves)";
 
 namespace {
 
@@ -153,7 +154,7 @@ class SimgridTimer final : public CollectiveTimer {
     std::vector<sim::Time> out;
     for (std::size_t i = 0; i < calls.size(); ++i) {
       out.push_back(calls[i].ranks.size() > 1
-                        ? launch_ + sim::Time::ns(std::llround(on_picoseconds(end[i] - start) * 1e9))
+                        ? launch_ + sim::Time::from_ns(on_picoseconds(end[i] - start) * 1e9, kSimgridQuantity)
                         : sim::Time::zero());
     }
     return out;
@@ -177,7 +178,7 @@ class SimgridTimer final : public CollectiveTimer {
     }
     ledgers_.try_emplace(key, std::move(links));
     ++stats_.collectives;
-    const sim::Time t = launch_ + sim::Time::ns(std::llround(elapsed_ns));
+    const sim::Time t = launch_ + sim::Time::from_ns(elapsed_ns, kSimgridQuantity);
     if (memoize_) memo_.emplace(key, t);
     return t;
   }

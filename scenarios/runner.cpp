@@ -18,6 +18,7 @@
 #include "scenarios/input_error.hpp"
 #include "scenarios/memory_plan.hpp"
 #include "scenarios/run_wire.hpp"
+#include "sim/time.hpp"
 #include "models/fsdp_program.hpp"
 
 namespace ddpsim::scenarios {
@@ -443,8 +444,30 @@ SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace
   return run_sweep(scenario, scenario.sweep, trace, threads, policy, partition, record);
 }
 
+namespace {
+SweepResult sweep_rows(const Scenario& scenario, const SweepAxes& axes, sim::ChromeTraceWriter* trace, int threads,
+                       const exec::ExecutionPolicy& policy, const Partition& partition, const RecordFailed& record);
+}  // namespace
+
 SweepResult run_sweep(const Scenario& scenario, const SweepAxes& axes, sim::ChromeTraceWriter* trace, int threads,
                       const exec::ExecutionPolicy& policy, const Partition& partition, const RecordFailed& record) {
+  try {
+    return sweep_rows(scenario, axes, trace, threads, policy, partition, record);
+  } catch (const sim::TimeRangeError& e) {
+    // A sum is the run's clock or a step's parts added up: name what drives them.
+    const bool sum = e.quantity().rfind("a sum", 0) == 0 || e.quantity().rfind("a difference", 0) == 0;
+    throw InputError({scenario.source, 0, 0}, "", "",
+                     fmt::format("{}{}: expected values whose simulated times fit; lower the keys named", e.what(),
+                                 sum ? " (the run's clock: training.iterations x the step's time from the model: "
+                                       "and collective: keys)"
+                                     : ""));
+  }
+}
+
+namespace {
+
+SweepResult sweep_rows(const Scenario& scenario, const SweepAxes& axes, sim::ChromeTraceWriter* trace, int threads,
+                       const exec::ExecutionPolicy& policy, const Partition& partition, const RecordFailed& record) {
   if (scenario.fsdp && models::is_hybrid(scenario.fsdp->sharding)) {
     // HYBRID_SHARD shards within a node and replicates across nodes: whole nodes only.
     const int per_node = scenario.job.cluster ? scenario.job.cluster->gpus_per_node : 0;
@@ -495,5 +518,7 @@ SweepResult run_sweep(const Scenario& scenario, const SweepAxes& axes, sim::Chro
   finish_rows(scenario, axes, jobs, sims, threads, out);
   return out;
 }
+
+}  // namespace
 
 }  // namespace ddpsim::scenarios

@@ -75,7 +75,8 @@ struct TimeOrder final : Machine<TimeOrder> {
   bool contends() const { return !contended.empty(); }
 
   Time at_speed(double work_ns, bool slowed) const {
-    return Time::ns(std::llround(slowed ? work_ns * (1 + options.compute_slowdown) : work_ns));
+    return Time::from_ns(slowed ? work_ns * (1 + options.compute_slowdown) : work_ns,
+                         "a compute op's time under contention.compute_slowdown");
   }
 
   // Starts compute op `duration` on compute stream s, at its rank's speed now.
@@ -205,7 +206,8 @@ struct TimeOrder final : Machine<TimeOrder> {
         if (r.check) r.span += price(*r.check, index, in_flight);
         if (r.span < Time::zero()) throw std::logic_error("collective cost model returned a negative time");
         r.version = ++pricing_version;
-        push(now + Time::ns(std::llround(r.left * static_cast<double>(r.span.count_ns()))), EventKind::kSharedDone, r.group,
+        push(now + Time::from_ns(r.left * static_cast<double>(r.span.count_ns()), "a shared collective's remaining time"),
+             EventKind::kSharedDone, r.group,
              r.version, nullptr);
       }
     }

@@ -1,8 +1,5 @@
-# Runs ddpsim with ARGS (a ;-list) and checks its exit code and output.
-# Inputs: DDPSIM, ARGS, RC (expected exit code), REGEX (matched against
-# stdout + stderr). Optional ENV=NAME=value sets one environment variable.
-# Optional HOSTILE=<kind> first writes the hostile input
-# file INPUT: deep (20,000 nesting levels), longline (a 3 MB line), binary
+# Writes the hostile input file INPUT for cli.hostile.<kind> (a FIXTURES_SETUP
+# test): HOSTILE=deep (20,000 nesting levels), longline (a 3 MB line), binary
 # (text with control bytes), bomb (an alias bomb).
 if(DEFINED HOSTILE)
   if(HOSTILE STREQUAL "deep")
@@ -27,16 +24,3 @@ if(DEFINED HOSTILE)
     file(WRITE "${INPUT}" "${text}  *a40]\n")
   endif()
 endif()
-set(env_prefix "")
-if(DEFINED ENV)  # one NAME=value for the command's environment
-  set(env_prefix ${CMAKE_COMMAND} -E env "${ENV}")
-endif()
-execute_process(COMMAND ${env_prefix} "${DDPSIM}" ${ARGS} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc
-                TIMEOUT 20)
-if(NOT rc STREQUAL "${RC}")
-  message(FATAL_ERROR "expected exit code ${RC}, got '${rc}'\nstdout: ${out}\nstderr: ${err}")
-endif()
-if(NOT "${out}${err}" MATCHES "${REGEX}")
-  message(FATAL_ERROR "output does not match '${REGEX}'\nstdout: ${out}\nstderr: ${err}")
-endif()
-message(STATUS "ok: ${out}${err}")
