@@ -73,13 +73,13 @@ void apply_calibration_text(Scenario& out, std::string_view text, const std::str
   }
   if (coll.has("latency_us")) job.network.latency = coll.micros("latency_us", std::nullopt);
   if (coll.has("bandwidth_GBps")) {
-    job.network.bandwidth_GBps = coll.number("bandwidth_GBps", 0, true, 1e6, std::nullopt, "GB/s, 1 GB = 1e9 bytes");
+    job.network.bandwidth_GBps = coll.number("bandwidth_GBps", std::nullopt);
   }
   if (coll.has("launch_overhead_us")) job.network.launch_overhead = coll.micros("launch_overhead_us", std::nullopt);
   if (job.collective_model != models::CollectiveModel::kNccl) {
     coll.forbid("bandwidth_scale", "it scales NCCL's bandwidths: the scenario's collective.model is ring");
   }
-  if (coll.has("bandwidth_scale")) job.nccl_bandwidth_scale = coll.number("bandwidth_scale", 0, true, 100, std::nullopt, "");
+  if (coll.has("bandwidth_scale")) job.nccl_bandwidth_scale = coll.number("bandwidth_scale", std::nullopt);
   const Section model = top.child("model");
   if (model.has("layers") || model.has("forward_ms") || model.has("backward_ms")) {
     const Section no_device = top.child("device");
@@ -93,7 +93,7 @@ void apply_calibration_text(Scenario& out, std::string_view text, const std::str
     job.straggler = read_straggler(top.child("straggler"), out.sweep.world_sizes);
   }
   if (top.has("contention")) {
-    job.compute_slowdown = top.child("contention").number("compute_slowdown", 0, false, 1000, job.compute_slowdown, "");
+    job.compute_slowdown = top.child("contention").number("compute_slowdown", job.compute_slowdown);
   }
   out.calibration = source;
   out.calibration_sha256 = sim::to_hex(sim::sha256(text));

@@ -113,10 +113,10 @@ models::StragglerModel read_straggler(const Section& s, const std::vector<int>& 
   if (dist == "exponential") {
     s.forbid("max_ms", "does not apply to the exponential distribution (it takes mean_ms)");
     return models::JitterStraggler{models::JitterDistribution::kExponential,
-                                   s.millis("mean_ms", std::nullopt, true), {}};
+                                   s.millis("mean_ms", std::nullopt), {}};
   }
   s.forbid("mean_ms", "does not apply to the uniform distribution (it takes max_ms)");
-  return models::JitterStraggler{models::JitterDistribution::kUniform, {}, s.millis("max_ms", std::nullopt, true)};
+  return models::JitterStraggler{models::JitterDistribution::kUniform, {}, s.millis("max_ms", std::nullopt)};
 }
 
 namespace {
@@ -124,7 +124,7 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 
 std::int64_t mebibytes(const Section& s, std::string_view key) {
-  return std::llround(s.number(key, 0, false, 1e9, std::nullopt, "MiB") * kMiB);
+  return std::llround(s.number(key, std::nullopt) * kMiB);
 }
 
 // A layer's activation_MB, spread over its parameters by size (memory only).
@@ -204,7 +204,7 @@ models::ModelSpec read_model(const Section& top, std::string& description) {
   ComputeTimes times(device);
   if (model.has("gradient_bytes")) {
     for (auto k : {"gradient_ready_order", "buffers", "layers"}) model.forbid(k, "needs a parameters list or a preset");
-    const std::int64_t bytes = model.integer("gradient_bytes", 1, std::int64_t{1} << 50, std::nullopt);
+    const std::int64_t bytes = model.integer("gradient_bytes", std::nullopt);
     if (bytes % 4 != 0) model.fail_value("gradient_bytes", "expected a multiple of 4 (one fp32 gradient buffer)");
     spec = models::block_model(*times.read(model, "forward", true), *times.read(model, "backward", true), {}, bytes);
     description = fmt::format("one block, {} gradient bytes", bytes);

@@ -68,7 +68,7 @@ class ComputeTimes {
     if (s.has(ms)) return s.millis(ms, std::nullopt);
     if (s.has(gf)) {
       used_flops_ = true;
-      const double gflops = s.number(gf, 0, false, 1e12, std::nullopt, "GFLOP per local batch");
+      const double gflops = s.number(gf, std::nullopt);
       return sim::Time::from_ms(gflops / throughput());
     }
     if (required) s.missing(ms, fmt::format("milliseconds (or {} with a device section)", gf));
@@ -81,8 +81,8 @@ class ComputeTimes {
   double throughput() {
     if (!tflops_) {
       if (!device_.has("peak_tflops")) device_.missing("peak_tflops", "the device's peak TFLOP/s, to turn GFLOP into time");
-      tflops_ = device_.number("peak_tflops", 0, true, 1e9, std::nullopt, "TFLOP/s") *
-                device_.number("efficiency", 0, true, 1, std::nullopt, "fraction of peak achieved");
+      tflops_ = device_.number("peak_tflops", std::nullopt) *
+                device_.number("efficiency", std::nullopt);
     }
     return *tflops_;
   }

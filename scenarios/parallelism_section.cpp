@@ -18,7 +18,7 @@ models::WrapPolicy read_wrap_policy(const Section& fsdp) {
     p.fail("module_classes", "give min_num_params or module_classes, not both");
   }
   if (p.has("min_num_params")) {
-    policy.min_num_params = p.integer("min_num_params", 1, std::int64_t{1} << 50, std::nullopt);
+    policy.min_num_params = p.integer("min_num_params", std::nullopt);
   } else if (p.has("module_classes")) {
     for (const auto& [pattern, node] : p.strings("module_classes")) policy.modules.push_back(pattern);
     if (policy.modules.empty()) p.fail_value("module_classes", "expected at least one module path pattern");
@@ -43,7 +43,7 @@ models::FsdpConfig read_fsdp(const Section& top) {
                                                         : models::BackwardPrefetch::kNone;
   cfg.forward_prefetch = s.boolean("forward_prefetch", false);
   cfg.limit_all_gathers = s.boolean("limit_all_gathers", true);
-  cfg.gradient_accumulation = static_cast<int>(s.integer("gradient_accumulation", 1, 1 << 20, 1));
+  cfg.gradient_accumulation = static_cast<int>(s.integer("gradient_accumulation", 1));
   const Section mp = s.child("mixed_precision");
   if (mp.has("param_dtype")) cfg.param_dtype = read_dtype(mp, "param_dtype");
   if (mp.has("reduce_dtype")) cfg.reduce_dtype = read_dtype(mp, "reduce_dtype");
@@ -68,7 +68,7 @@ void read_parallelism(const Section& top, Scenario& out) {
   out.memory.inputs.optimizer = *models::parse_optimizer(top.choice("optimizer", "sgd"));
   const Section device = top.child("device");
   if (device.has("memory_GB")) {
-    const double gib = device.number("memory_GB", 0, true, 1e6, std::nullopt, "GiB");
+    const double gib = device.number("memory_GB", std::nullopt);
     out.memory.device_bytes = std::llround(gib * 1024.0 * 1024.0 * 1024.0);
   }
 }

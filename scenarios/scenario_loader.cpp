@@ -42,19 +42,19 @@ std::string stem_of(const std::string& source) {
 models::DdpConfig read_ddp(const Section& top, const models::ModelSpec& model, std::vector<double>& caps) {
   const Section s = top.child("ddp");
   models::DdpConfig ddp;
-  caps = s.number_or_list("bucket_cap_mb", 0, 1e6, 25.0, "MiB");
-  ddp.first_bucket_bytes = models::bucket_bytes(s.number("first_bucket_mb", 0, true, 1e6, 1.0, "MiB"));
+  caps = s.number_or_list("bucket_cap_mb", 25.0);
+  ddp.first_bucket_bytes = models::bucket_bytes(s.number("first_bucket_mb", 1.0));
   // As DDP(bucket_cap_mb=X) since PyTorch 2.3: a given cap caps the first bucket too, unless it is given.
   ddp.first_bucket_given = s.has("first_bucket_mb");
   ddp.first_bucket_follows_cap = s.has("bucket_cap_mb") && !ddp.first_bucket_given;
   ddp.find_unused_parameters = s.boolean("find_unused_parameters", false);
   ddp.static_graph = s.boolean("static_graph", false);
   ddp.broadcast_buffers = s.boolean("broadcast_buffers", true);
-  ddp.gradient_accumulation = static_cast<int>(s.integer("gradient_accumulation", 1, 1 << 20, 1));
+  ddp.gradient_accumulation = static_cast<int>(s.integer("gradient_accumulation", 1));
   ddp.unused_parameters = ParamIndex(model.parameters).list(s, "unused_parameters", true);
   std::sort(ddp.unused_parameters.begin(), ddp.unused_parameters.end());
   ddp.traversal_per_tensor = s.micros("traversal_us_per_tensor", 1.0);
-  if (s.has("bucket_copy_GBps")) ddp.bucket_copy_bytes_per_s = 1e9 * s.number("bucket_copy_GBps", 0, true, 1e6, std::nullopt, "GB/s");
+  if (s.has("bucket_copy_GBps")) ddp.bucket_copy_bytes_per_s = 1e9 * s.number("bucket_copy_GBps", std::nullopt);
   return ddp;
 }
 
@@ -79,7 +79,7 @@ models::FaultKind read_fault_kind(const Section& f, models::FaultType type, cons
       out.collective.kind = op == "all_reduce"  ? sim::CollectiveKind::kAllReduce
                             : op == "broadcast" ? sim::CollectiveKind::kBroadcast
                                                 : sim::CollectiveKind::kBarrier;
-      out.collective.bytes = f.integer("bytes", 0, std::int64_t{1} << 40, 4);
+      out.collective.bytes = f.integer("bytes", 4);
       return out;
     }
     case models::FaultType::kUnusedParameters: {
@@ -90,7 +90,7 @@ models::FaultKind read_fault_kind(const Section& f, models::FaultType type, cons
     }
     case models::FaultType::kSlowdown: {
       fault::Slowdown out;
-      out.factor = f.number("factor", 0, true, 1e6, std::nullopt, "times slower");
+      out.factor = f.number("factor", std::nullopt);
       out.from_iteration = iteration("from_iteration", 0);
       out.to_iteration = iteration("to_iteration", total - 1);
       if (out.to_iteration < out.from_iteration) f.fail_value("to_iteration", "expected >= from_iteration");
@@ -98,7 +98,7 @@ models::FaultKind read_fault_kind(const Section& f, models::FaultType type, cons
       return out;
     }
     case models::FaultType::kSlowLink:
-      return fault::SlowLink{f.number("factor", 1, false, 1e6, std::nullopt, "bandwidth divided by")};
+      return fault::SlowLink{f.number("factor", schema::Bounds{1, false, 1e6}, std::nullopt)};
     case models::FaultType::kRank0Artifact: {
       fault::Rank0Artifact out;
       if (f.has("iteration") == f.has("every")) f.fail(f.has("every") ? "every" : "type", "expected exactly one of iteration, every");
@@ -132,7 +132,7 @@ models::FaultKind read_fault_kind(const Section& f, models::FaultType type, cons
     }
     case models::FaultType::kMicroBatches:
       return fault::MicroBatches{iteration("iteration", std::nullopt),
-                                 static_cast<int>(f.integer("count", 1, 1 << 20, std::nullopt))};
+                                 static_cast<int>(f.integer("count", std::nullopt))};
   }
   throw std::logic_error("read_fault_kind: unknown fault type");
 }
@@ -202,7 +202,7 @@ models::Fabric read_fabric(const Section& f) {
   out.topology = topology == "ring"       ? models::Fabric::Topology::kRing
                  : topology == "fat_tree" ? models::Fabric::Topology::kFatTree
                                           : models::Fabric::Topology::kStar;
-  out.bandwidth_GBps = f.number("bandwidth_GBps", 0, true, 1e6, std::nullopt, "GB/s, 1 GB = 1e9 bytes");
+  out.bandwidth_GBps = f.number("bandwidth_GBps", std::nullopt);
   out.latency = f.micros("latency_us", std::nullopt);
   out.full_duplex = f.choice("duplex", "full") == "full";
   if (f.path() != "cluster.intra") f.forbid("link", "only the intra-node fabric has a link kind");
@@ -212,8 +212,8 @@ models::Fabric read_fabric(const Section& f) {
     f.forbid("collnet", "only the inter-node network reduces in its switches (cluster.inter.collnet)");
   }
   if (out.topology == models::Fabric::Topology::kFatTree) {
-    out.nodes_per_switch = static_cast<int>(f.integer("nodes_per_switch", 1, kMaxWorldSize, std::nullopt));
-    out.oversubscription = f.number("oversubscription", 1, false, 1e6, 1.0, "downlink:uplink capacity ratio, 1 = full bisection");
+    out.nodes_per_switch = static_cast<int>(f.integer("nodes_per_switch", std::nullopt));
+    out.oversubscription = f.number("oversubscription", 1.0);
   } else {
     f.forbid("nodes_per_switch", "only a fat_tree has leaf switches");
     f.forbid("oversubscription", "only a fat_tree has oversubscribed uplinks");
@@ -240,15 +240,15 @@ void read_pcie_tree(const Section& intra, models::ClusterSpec& out) {
     return;
   }
   out.switch_uplink_GBps =
-      intra.number("uplink_GBps", 0, true, 1e6, std::nullopt, "GB/s a direction of a switch's uplink");
+      intra.number("uplink_GBps", std::nullopt);
 }
 
 // The cluster section (models/cluster.hpp): nodes of GPUs, their fabrics.
 models::ClusterSpec read_cluster(const Section& top) {
   const Section c = top.child("cluster");
   models::ClusterSpec out;
-  out.nodes = static_cast<int>(c.integer("nodes", 1, kMaxWorldSize, std::nullopt));
-  out.gpus_per_node = static_cast<int>(c.integer("gpus_per_node", 1, 1 << 16, std::nullopt));
+  out.nodes = static_cast<int>(c.integer("nodes", std::nullopt));
+  out.gpus_per_node = static_cast<int>(c.integer("gpus_per_node", std::nullopt));
   if (c.has("gpu")) out.gpu = models::parse_gpu_arch(c.choice("gpu", ""));
   if (static_cast<std::int64_t>(out.nodes) * out.gpus_per_node > kMaxWorldSize) {
     c.fail_value("nodes", fmt::format("at most {} GPUs in all (nodes x gpus_per_node)", kMaxWorldSize));
@@ -279,11 +279,11 @@ models::ClusterSpec read_cluster(const Section& top) {
 
 void read_training(const Section& top, models::DdpJob& job) {
   const Section training = top.child("training");
-  job.iterations = static_cast<int>(training.integer("iterations", 1, 10'000'000, 10));
+  job.iterations = static_cast<int>(training.integer("iterations", 10));
   job.epochs = static_cast<int>(training.integer("epochs", 1, 10'000'000 / job.iterations, 1));
   const int total = job.total_iterations();
   job.warmup_iterations = static_cast<int>(training.integer("warmup_iterations", 0, total - 1, std::min(2, total - 1)));
-  job.local_batch_size = static_cast<int>(training.integer("local_batch_size", 1, 1 << 24, 32));
+  job.local_batch_size = static_cast<int>(training.integer("local_batch_size", 32));
   job.final_barrier = training.boolean("final_barrier", true);
   job.agree_on_skip = training.boolean("agree_on_skip", false);
   job.join = training.boolean("join", false);
@@ -296,11 +296,11 @@ void read_data(const Section& top, Scenario& out) {
   job.data_load = data.millis("load_ms", 0.0);
   if (data.has("dataset_size")) {
     SamplerSpec sampler;
-    sampler.dataset_size = data.integer("dataset_size", 1, std::int64_t{1} << 40, std::nullopt);
+    sampler.dataset_size = data.integer("dataset_size", std::nullopt);
     sampler.shuffle = data.boolean("shuffle", true);
     sampler.drop_last = data.boolean("drop_last", false);
     sampler.set_epoch = data.boolean("set_epoch", true);
-    sampler.epochs = static_cast<int>(data.integer("epochs", 1, 1000, 1));
+    sampler.epochs = static_cast<int>(data.integer("epochs", 1));
     out.sampler = sampler;
   } else {
     for (auto k : {"shuffle", "drop_last", "set_epoch", "epochs"}) data.forbid(k, "needs data.dataset_size");
@@ -322,7 +322,7 @@ void read_collective_model(const Section& top, Scenario& out) {
     return;
   }
   job.collective_model = models::CollectiveModel::kNccl;
-  job.nccl_bandwidth_scale = coll.number("bandwidth_scale", 0, true, 100, 1.0, "");
+  job.nccl_bandwidth_scale = coll.number("bandwidth_scale", 1.0);
   if (!job.cluster) coll.fail_value("model", "expected ring (the default) without a cluster section: NCCL's model reads the cluster's GPUs and links");
   if (!job.cluster->gpu) top.child("cluster").missing("gpu", "the GPU generation for NCCL's model: volta, ampere, hopper or blackwell");
   if (job.algorithm != models::Algorithm::kRing) coll.fail_value("algorithm", "expected ring (the default) with collective.model nccl: NCCL chooses its algorithm");
@@ -350,7 +350,7 @@ void read_network(const Section& top, Scenario& out) {
   job.backend = gloo ? models::Backend::kGloo : models::Backend::kNccl;
   // PyTorch's defaults: 10 minutes for NCCL process groups, 30 for gloo.
   const Section watchdog = top.child("watchdog");
-  job.watchdog_timeout = Time::from_ms(1000 * watchdog.number("timeout_s", 0, false, 1e7, gloo ? 1800.0 : 600.0, "seconds; 0 disables"));
+  job.watchdog_timeout = Time::from_ms(1000 * watchdog.number("timeout_s", gloo ? 1800.0 : 600.0));
   if (top.has("cluster")) {
     job.cluster = read_cluster(top);
     coll.forbid("latency_us", "the cluster section gives every route's latency");
@@ -375,7 +375,7 @@ void read_network(const Section& top, Scenario& out) {
     job.network.bandwidth_GBps = job.cluster->intra.bandwidth_GBps;
   } else {
     job.network.latency = coll.micros("latency_us", std::nullopt);
-    job.network.bandwidth_GBps = coll.number("bandwidth_GBps", 0, true, 1e6, std::nullopt, "GB/s, 1 GB = 1e9 bytes");
+    job.network.bandwidth_GBps = coll.number("bandwidth_GBps", std::nullopt);
   }
   job.network.launch_overhead = coll.micros("launch_overhead_us", 0.0);
   read_collective_model(top, out);
@@ -395,8 +395,8 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   top.text("description", "");
   out.engine = top.choice("engine", "analytic");
   out.simgrid = read_simgrid(top);
-  out.seed = static_cast<std::uint64_t>(top.integer("seed", 0, INT64_MAX, 0));
-  for (std::int64_t w : top.integer_or_list("world_size", 1, kMaxWorldSize)) out.sweep.world_sizes.push_back(static_cast<int>(w));
+  out.seed = static_cast<std::uint64_t>(top.integer("seed", 0));
+  for (std::int64_t w : top.integer_or_list("world_size")) out.sweep.world_sizes.push_back(static_cast<int>(w));
 
   models::DdpJob& job = out.job;
   read_training(top, job);
@@ -412,7 +412,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   read_comm_hook(top, job);
 
   job.fingerprint = top.child("debug").boolean("fingerprint", false);
-  job.compute_slowdown = top.child("contention").number("compute_slowdown", 0, false, 1000, 0.0, "");
+  job.compute_slowdown = top.child("contention").number("compute_slowdown", 0.0);
   job.straggler = read_straggler(
       top.child("straggler"), out.sweep.world_sizes);
   job.faults = read_faults(top, out, *std::min_element(out.sweep.world_sizes.begin(), out.sweep.world_sizes.end()));
@@ -420,7 +420,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   out.resilience = read_resilience(top, job);
   const Section validation = top.child("validation");
   if (validation.has("max_error_pct")) {
-    out.max_error_pct = validation.number("max_error_pct", 0, true, 1e6, std::nullopt, "percent");
+    out.max_error_pct = validation.number("max_error_pct", std::nullopt);
   }
   if (top.has("calibration")) {
     // Relative to the scenario's folder; its values override the scenario's.

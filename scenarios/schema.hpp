@@ -10,6 +10,7 @@
 // or kList of mappings is a section: its children are the keys one level
 // below it.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,7 +33,19 @@ enum class Type {
   kPath,
 };
 
-/// One key of a file format.
+/// A numeric key's bounds, as its `range` declares them (see Key::range).
+struct Bounds {
+  double lo = 0;
+  bool lo_open = false;  ///< lo itself excluded
+  double hi = 0;         ///< inclusive; +infinity for ">= lo" and "> lo"
+};
+
+/// One key of a file format. A numeric key's `range` is the one declaration
+/// of its bounds, which the loader enforces (schema::bounds): "lo..hi"
+/// (inclusive), "(lo, hi]" (lo excluded), ">= lo" or "> lo"; numbers may be
+/// written 10,000,000, 1e6 or 2^40. A note may follow after "; " or ", ".
+/// A range that depends on other keys ("0..iterations-1") is no declaration:
+/// the loader checks it in code, and the text says it.
 struct Key {
   std::string_view path;
   Type type;
@@ -70,6 +83,9 @@ std::vector<std::string_view> children(const std::vector<Key>& keys, std::string
 std::vector<std::string_view> choices(const std::vector<Key>& keys, std::string_view path);
 /// The key at `path`; throws std::logic_error if none is declared.
 const Key& key(const std::vector<Key>& keys, std::string_view path);
+
+/// The bounds `range` declares; none when it depends on other keys (or is no range).
+std::optional<Bounds> bounds(std::string_view range);
 
 /// docs/scenario-format.md's generated part: the key tables in Markdown.
 std::string markdown();

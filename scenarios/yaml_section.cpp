@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -172,8 +173,50 @@ std::int64_t Section::parse_integer(const YAML::Node& n, std::string_view key, s
   return v;
 }
 
+const schema::Key& Section::declared(std::string_view key) const { return schema::key(schema(), schema_path(path_of(key))); }
+
+std::optional<schema::Bounds> Section::declared_bounds(std::string_view key) const {
+  return schema::bounds(declared(key).range);
+}
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The integers of `b`: [lo, hi] with an open lo stepped past, an infinite hi as INT64_MAX.
+std::pair<std::int64_t, std::int64_t> integer_range(const schema::Bounds& b) {
+  const double lo = b.lo_open ? std::floor(b.lo) + 1 : std::ceil(b.lo);
+  const std::int64_t hi = b.hi >= 9.2e18 ? INT64_MAX : static_cast<std::int64_t>(std::floor(b.hi));
+  return {static_cast<std::int64_t>(lo), hi};
+}
+
+std::string number_text(const schema::Bounds& b, std::string_view unit) {
+  std::string out = fmt::format("a finite number {} {:g}", b.lo_open ? ">" : ">=", b.lo);
+  if (b.hi < kInf) out += fmt::format(" and <= {:g}", b.hi);
+  if (!unit.empty()) out += fmt::format(" ({})", unit);
+  return out;
+}
+
+}  // namespace
+
+std::int64_t Section::integer(std::string_view key, std::optional<std::int64_t> fallback) const {
+  const auto b = declared_bounds(key);
+  if (!b) throw std::logic_error(fmt::format("schema: '{}' declares no range", path_of(key)));
+  const auto [lo, hi] = integer_range(*b);
+  return integer(key, lo, hi, fallback);
+}
+
 std::int64_t Section::integer(std::string_view key, std::int64_t lo, std::int64_t hi,
                               std::optional<std::int64_t> fallback) const {
+  if (schema_ != nullptr) {
+    if (const auto b = declared_bounds(key)) {
+      const auto [dlo, dhi] = integer_range(*b);
+      if (lo < dlo || hi > dhi) {
+        throw std::logic_error(fmt::format("loader: '{}' allows {}..{}, outside its schema range {}", path_of(key), lo,
+                                           hi, declared(key).range));
+      }
+    }
+  }
   if (!has(key)) {
     if (fallback) return *fallback;
     missing(key, hi == INT64_MAX ? fmt::format("an integer >= {}", lo)
@@ -182,36 +225,45 @@ std::int64_t Section::integer(std::string_view key, std::int64_t lo, std::int64_
   return parse_integer(value(key), key, lo, hi);
 }
 
-double Section::number(std::string_view key, double lo, bool lo_open, double hi,
-                       std::optional<double> fallback, std::string_view unit) const {
-  const std::string range = fmt::format("a finite number {} {:g} and <= {:g}{}", lo_open ? ">" : ">=", lo, hi,
-                                        unit.empty() ? "" : fmt::format(" ({})", unit));
-  if (!has(key)) {
-    if (fallback) return *fallback;
-    missing(key, range);
-  }
-  const YAML::Node& n = value(key);
-  if (!plain_scalar(n)) fail_value(key, "expected " + range);
+double Section::checked_number(const YAML::Node& n, std::string_view key, const schema::Bounds& b) const {
+  const std::string expected = "expected " + number_text(b, declared(key).unit);
+  if (!plain_scalar(n)) throw InputError(location_of(n), path_of(key), describe(n), expected);
   const std::string& s = n.Scalar();
   double v = 0;
   const char* first = s.data() + (s.size() > 1 && s[0] == '+' ? 1 : 0);
   const auto [ptr, ec] = std::from_chars(first, s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v) || (lo_open ? v <= lo : v < lo) ||
-      v > hi) {
-    fail_value(key, "expected " + range);
+  if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v) || (b.lo_open ? v <= b.lo : v < b.lo) ||
+      v > b.hi) {
+    throw InputError(location_of(n), path_of(key), describe(n), expected);
   }
   return v;
 }
 
-// Longest span accepted anywhere: about 11.6 days.
-constexpr double kMaxMs = 1e9;
+double Section::number(std::string_view key, std::optional<double> fallback) const {
+  const auto b = declared_bounds(key);
+  if (!b) throw std::logic_error(fmt::format("schema: '{}' declares no range", path_of(key)));
+  return number(key, *b, fallback);
+}
 
-Time Section::millis(std::string_view key, std::optional<double> fallback, bool positive) const {
-  return Time::from_ms(number(key, 0, positive, kMaxMs, fallback, "milliseconds"));
+double Section::number(std::string_view key, schema::Bounds within, std::optional<double> fallback) const {
+  if (const auto b = declared_bounds(key);
+      b && (within.lo < b->lo || (within.lo == b->lo && b->lo_open && !within.lo_open) || within.hi > b->hi)) {
+    throw std::logic_error(fmt::format("loader: '{}' allows more than its schema range {}", path_of(key),
+                                       declared(key).range));
+  }
+  if (!has(key)) {
+    if (fallback) return *fallback;
+    missing(key, number_text(within, declared(key).unit));
+  }
+  return checked_number(value(key), key, within);
+}
+
+Time Section::millis(std::string_view key, std::optional<double> fallback) const {
+  return Time::from_ms(number(key, fallback), "a time in milliseconds");
 }
 
 Time Section::micros(std::string_view key, std::optional<double> fallback) const {
-  return Time::from_us(number(key, 0, false, kMaxMs * 1e3, fallback, "microseconds"));
+  return Time::from_us(number(key, fallback), "a time in microseconds");
 }
 
 std::string Section::choice(std::string_view key, std::vector<std::string_view> options,
@@ -272,24 +324,29 @@ std::vector<std::pair<std::string, YAML::Node>> Section::strings(std::string_vie
   return out;
 }
 
-std::vector<double> Section::number_or_list(std::string_view key, double lo, double hi, double fallback,
-                                            std::string_view unit) const {
+std::vector<double> Section::number_or_list(std::string_view key, double fallback) const {
   if (!has(key)) return {fallback};
   const YAML::Node& n = value(key);
-  if (!n.IsSequence()) return {number(key, lo, true, hi, fallback, unit)};
+  const auto b = declared_bounds(key);
+  if (!b) throw std::logic_error(fmt::format("schema: '{}' declares no range", path_of(key)));
+  if (!n.IsSequence()) return {checked_number(n, key, *b)};
   if (n.size() == 0) fail_value(key, "expected a number or a non-empty list of numbers");
   std::vector<double> out;
   for (const YAML::Node& item : n) {
-    // Reuse the scalar checks by viewing the item as this key's value.
-    Section one(reader_, YAML::Node(), path_, where_, {});
-    one.entries_.emplace(std::string(key), Entry{entries_.at(std::string(key)).key, item});
-    const double v = one.number(key, lo, true, hi, std::nullopt, unit);
+    const double v = checked_number(item, key, *b);
     if (std::find(out.begin(), out.end(), v) != out.end()) {
       throw InputError(location_of(item), path_of(key), describe(item), "expected no repeated values");
     }
     out.push_back(v);
   }
   return out;
+}
+
+std::vector<std::int64_t> Section::integer_or_list(std::string_view key) const {
+  const auto b = declared_bounds(key);
+  if (!b) throw std::logic_error(fmt::format("schema: '{}' declares no range", path_of(key)));
+  const auto [lo, hi] = integer_range(*b);
+  return integer_or_list(key, lo, hi);
 }
 
 std::vector<std::int64_t> Section::integer_or_list(std::string_view key, std::int64_t lo, std::int64_t hi) const {

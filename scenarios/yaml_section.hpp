@@ -57,11 +57,17 @@ class Section {
   Section child(std::string_view key) const;
   const YAML::Node& value(std::string_view key) const { return entries_.at(std::string(key)).value; }
 
+  // Numbers: the bounds are the schema's, declared once in the key's range
+  // (schema::bounds) and named with its unit in errors. The overloads that
+  // take bounds are for ranges that depend on other keys; they must lie
+  // inside the schema's declared range where it declares one.
+  std::int64_t integer(std::string_view key, std::optional<std::int64_t> fallback) const;
   std::int64_t integer(std::string_view key, std::int64_t lo, std::int64_t hi,
                        std::optional<std::int64_t> fallback) const;
-  double number(std::string_view key, double lo, bool lo_open, double hi, std::optional<double> fallback,
-                std::string_view unit) const;
-  sim::Time millis(std::string_view key, std::optional<double> fallback, bool positive = false) const;
+  double number(std::string_view key, std::optional<double> fallback) const;
+  double number(std::string_view key, schema::Bounds within, std::optional<double> fallback) const;
+  /// A span in milliseconds (microseconds), within the schema's range.
+  sim::Time millis(std::string_view key, std::optional<double> fallback) const;
   sim::Time micros(std::string_view key, std::optional<double> fallback) const;
   std::string choice(std::string_view key, std::vector<std::string_view> options,
                      std::optional<std::string_view> fallback) const;
@@ -81,10 +87,10 @@ class Section {
     throw InputError(location_of(n), key_path, describe(n), expected);
   }
   const std::string& path() const { return path_; }
+  std::vector<std::int64_t> integer_or_list(std::string_view key) const;
   std::vector<std::int64_t> integer_or_list(std::string_view key, std::int64_t lo, std::int64_t hi) const;
-  /// A number > lo, or a non-empty list of distinct ones.
-  std::vector<double> number_or_list(std::string_view key, double lo, double hi, double fallback,
-                                     std::string_view unit) const;
+  /// A number, or a non-empty list of distinct ones, within the schema's range.
+  std::vector<double> number_or_list(std::string_view key, double fallback) const;
 
   std::int64_t parse_integer(const YAML::Node& n, std::string_view key, std::int64_t lo, std::int64_t hi) const;
   Location location() const { return where_; }
@@ -92,6 +98,10 @@ class Section {
 
  private:
   const std::vector<schema::Key>& schema() const;
+  /// The schema's key at this section's `key`, and the bounds its range declares (if it declares them).
+  const schema::Key& declared(std::string_view key) const;
+  std::optional<schema::Bounds> declared_bounds(std::string_view key) const;
+  double checked_number(const YAML::Node& n, std::string_view key, const schema::Bounds& b) const;
   struct Entry {
     YAML::Node key;
     YAML::Node value;
