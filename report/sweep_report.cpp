@@ -358,6 +358,7 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
     fmt::print(out, "SimGrid: {} hosts, {} links; {} {}collectives simulated as {} transfers\n", s.hosts, s.links,
                s.collectives, scenario.simgrid.memoize ? "distinct " : "", s.transfers);
   }
+  for (const std::string& c : scenarios::caveats(scenario)) fmt::print(out, "CAVEAT: {}\n", c);
   fmt::print(out, "\n");
   if (result.bucket_sweep) fmt::print(out, "{:<11}", "bucket_mb");
   fmt::print(out, "{:<9}{:<9}{:<13}{:<9}{}\n", "workers", "step_ms", "closed_form", "speedup", "efficiency");
@@ -538,6 +539,7 @@ std::string to_json(const Scenario& scenario, const SweepResult& result) {
   ordered_json doc;
   doc["scenario"] = scenario.name;
   doc["engine"] = result.engine;
+  if (const auto c = scenarios::caveats(scenario); !c.empty()) doc["caveats"] = c;
   if (const auto& c = scenario.job.cluster) {
     const auto fabric = [](const models::Fabric& f) {
       ordered_json j = {{"topology", models::to_string(f.topology)},

@@ -72,6 +72,7 @@ void apply_calibration_text(Scenario& out, std::string_view text, const std::str
     coll.forbid("bandwidth_GBps", "the scenario's cluster section gives every route's bandwidth");
   }
   if (coll.has("latency_us")) job.network.latency = coll.micros("latency_us", std::nullopt);
+  if (coll.has("latency_us") || coll.has("bandwidth_GBps")) out.collective_placeholder = false;  // measured now
   if (coll.has("bandwidth_GBps")) {
     job.network.bandwidth_GBps = coll.number("bandwidth_GBps", std::nullopt);
   }

@@ -75,7 +75,15 @@ struct Scenario {
   std::optional<double> max_error_pct;  ///< validation.max_error_pct: ddpsim validate's threshold
   std::string engine = "analytic";      ///< "analytic" or "simgrid" (`engine`, or ddpsim run --engine)
   netsim::SimgridOptions simgrid;       ///< the simgrid section's settings
+  /// collective.placeholder: the collective numbers were not measured (a calibration's collective clears it).
+  bool collective_placeholder = false;
+  std::string measured_on;  ///< model.measured_on: "cpu", "cuda", or "" (not said)
 };
+
+/// What a prediction of this scenario rests on that is not measured or does
+/// not match: placeholder collective numbers, CPU-measured compute under a
+/// cluster of GPUs. The table and the JSON print each beside the prediction.
+std::vector<std::string> caveats(const Scenario& scenario);
 
 /// Reads and validates a scenario file. Throws InputError on any problem.
 Scenario load_scenario(const std::string& path);

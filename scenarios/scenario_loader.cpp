@@ -353,8 +353,12 @@ void read_network(const Section& top, Scenario& out) {
   job.watchdog_timeout = Time::from_ms(1000 * watchdog.number("timeout_s", gloo ? 1800.0 : 600.0));
   if (top.has("cluster")) {
     job.cluster = read_cluster(top);
-    coll.forbid("latency_us", "the cluster section gives every route's latency");
-    coll.forbid("bandwidth_GBps", "the cluster section gives every route's bandwidth");
+    coll.forbid("latency_us", "the cluster section gives every route's latency: remove collective.latency_us (the "
+                              "cluster's intra and inter links give each route's), or remove cluster: to give every "
+                              "route this one");
+    coll.forbid("bandwidth_GBps", "the cluster section gives every route's bandwidth: remove "
+                                  "collective.bandwidth_GBps (the cluster's intra and inter links give each route's), "
+                                  "or remove cluster: to give every route this one");
     const int gpus = job.cluster->gpus();
     for (int w : out.sweep.world_sizes) {
       if (w <= gpus) continue;
@@ -378,6 +382,7 @@ void read_network(const Section& top, Scenario& out) {
     job.network.bandwidth_GBps = coll.number("bandwidth_GBps", std::nullopt);
   }
   job.network.launch_overhead = coll.micros("launch_overhead_us", 0.0);
+  out.collective_placeholder = coll.boolean("placeholder", false);
   read_collective_model(top, out);
 }
 
@@ -402,6 +407,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   read_training(top, job);
 
   job.model = read_model(top, out.model_description);
+  out.measured_on = top.child("model").choice("measured_on", "");
   job.ddp = read_ddp(top, job.model, out.sweep.bucket_caps_mb);
   job = with_cap(std::move(job), out.sweep.bucket_caps_mb.front());
 

@@ -83,6 +83,9 @@ const std::vector<Key> kScenario = {
     {"model.layers[].activation_MB", T::kNumber, "MiB per local batch", "0..1e9", "0",
      "activations the layer keeps from forward for backward (memory only)"},
     {"model.optimizer_ms", T::kNumber, "ms", "0..1e9", "0", "optimizer step"},
+    {"model.measured_on", T::kChoice, "", "cpu, cuda", "none",
+     "where the model's times were measured (ddpsim_torch profile writes it): CPU times under a `cluster:` (GPUs) "
+     "are marked in the table and the JSON"},
     {"model.activation_MB", T::kNumber, "MiB per local batch", "0..1e9", "0 (or the layers')",
      "activations the whole model keeps for backward, spread over the tensors by forward time (memory only; "
      "not with per-layer `activation_MB`)"},
@@ -197,6 +200,9 @@ const std::vector<Key> kScenario = {
      "alpha: latency of one ring step"},
     {"collective.bandwidth_GBps", T::kNumber, "GB/s (10^9 B/s)", "(0, 1e6]",
      "**required** without `cluster`, refused with it", "link bandwidth"},
+    {"collective.placeholder", T::kBool, "", "", "false",
+     "the latency and bandwidth here are placeholders, not measured (ddpsim_torch profile writes true without "
+     "--collective): the table and the JSON say so beside every prediction; a calibration's collective clears it"},
     {"collective.launch_overhead_us", T::kNumber, "us", "0..1e12", "0",
      "fixed cost per collective (the `nccl` model: the launch and synchronisation NCCL's model leaves out)"},
     {"watchdog", T::kMapping, "", "", "", "the collective watchdog"},

@@ -199,8 +199,8 @@ def _collective_lines(collective):
         return ["collective:", "  backend: gloo",
                 "  # Not measured: placeholders. Calibrate them: python3 -m ddpsim_torch sweep --world-size 2 --out SWEEP.json,",
                 "  # then profile again with --collective SWEEP.json (or ddpsim calibrate --measured SWEEP.json --out C.yaml",
-                "  # and `calibration: C.yaml` here).",
-                "  latency_us: 5", "  bandwidth_GBps: 10"]
+                "  # and `calibration: C.yaml` here). Until then ddpsim marks every prediction of this scenario.",
+                "  placeholder: true", "  latency_us: 5", "  bandwidth_GBps: 10"]
     backend = "nccl" if "nccl" in collective["transport"] else "gloo"
     lines = ["collective:", f"  backend: {backend}",
              f"  # Fitted to {collective['path']} ({collective['transport']}, W = {collective['world_size']}, "
@@ -255,6 +255,8 @@ def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead
         lines.append(f"    - {{name: {json.dumps(name)}, params: [{', '.join(json.dumps(p) for p in params)}], "
                      f"forward_ms: {fwd:.6g}, backward_ms: {bwd:.6g}, activation_MB: {act / memory.MIB:.6g}}}")
     lines.append(f"  optimizer_ms: {m['optimizer_ms']:.6g}   # optimizer.step() + zero_grad(), median")
+    measured_on = "cpu" if m.get("device", "cpu") == "cpu" else "cuda"
+    lines.append(f"  measured_on: {measured_on}   # where these times were taken (ddpsim marks CPU times under a GPU cluster)")
     if "optimizer" in m:
         name, cls, state, buffers = m["optimizer"]
         lines.append(f"optimizer: {name}   # torch.optim.{cls}: {buffers} state tensor(s) per parameter, "
