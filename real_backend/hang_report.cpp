@@ -97,24 +97,39 @@ std::string hang_report(const std::vector<RankProgress>& progress, double timeou
     if (groups.size() < 2) continue;
     diverged = true;
     out += fmt::format("  first misaligned collective: #{}, paired by sequence number but doing different work:\n", s);
+    // The culprit: the smaller group; between groups of one size (W = 2: one rank each), the one
+    // ahead, a later iteration at the same sequence number: it skipped collectives to get there.
     const std::vector<int>* minority = nullptr;
     CollectiveLabel minority_label, majority_label;
+    bool tie = false;
     for (const auto& [key, ranks] : groups) {
       const CollectiveLabel l{static_cast<Kind>(std::get<0>(key)), std::get<1>(key), std::get<2>(key)};
       out += fmt::format("    {} ran {}\n", ranks_text(ranks), describe(l));
-      if (!minority || ranks.size() < minority->size()) {
+      const bool smaller = minority && ranks.size() < minority->size();
+      const bool same_size = minority && ranks.size() == minority->size();
+      if (!minority || smaller || (same_size && l.iteration > minority_label.iteration)) {
+        tie = same_size && l.iteration == minority_label.iteration;
         minority = &ranks;
         minority_label = l;
+      } else if (same_size && l.iteration == minority_label.iteration) {
+        tie = true;
       }
     }
+    std::size_t majority_size = 0;  // the largest other group
     for (const auto& [key, ranks] : groups) {
-      if (&ranks != minority) majority_label = {static_cast<Kind>(std::get<0>(key)), std::get<1>(key), std::get<2>(key)};
+      if (&ranks != minority && ranks.size() > majority_size) {
+        majority_size = ranks.size();
+        majority_label = {static_cast<Kind>(std::get<0>(key)), std::get<1>(key), std::get<2>(key)};
+      }
     }
     if (minority_label.iteration > majority_label.iteration) {
       out += fmt::format("  culprit: {}: it skipped collectives of iteration {} (a skipped backward?), so its later "
                          "gradients were averaged with the others' earlier ones until the others waited for a "
                          "collective it never issued\n",
                          ranks_text(*minority), majority_label.iteration);
+    } else if (tie) {
+      out += "  culprit: not told apart by the histories: as many ranks did each kind of work in the same "
+             "iteration; the first rank to issue a different collective is the one whose code path differs\n";
     } else {
       out += fmt::format("  culprit: {} issued a different collective than the others\n", ranks_text(*minority));
     }

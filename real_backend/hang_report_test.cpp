@@ -6,6 +6,7 @@
 #include "real_backend/hang_report.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 using namespace ddpsim::real;
 using Kind = CollectiveLabel::Kind;
@@ -53,6 +54,24 @@ TEST_CASE("the report names the hung collective, who waits, who is missing, and 
   CHECK(report.find("culprit: rank 1: it skipped collectives of iteration 3") != std::string::npos);
   CHECK(report.find("--symmetric-skip") != std::string::npos);
   CHECK(reporting_rank(p) == 0);
+}
+
+TEST_CASE("at W = 2 the culprit is the rank that skipped, whichever it is (a tie in count: the one ahead)") {
+  for (const int skipper : {0, 1}) {
+    std::vector<RankProgress> p(2);
+    for (int r = 0; r < 2; ++r) {
+      p[r].rank = r;
+      p[r].history = history(8, 3, r == skipper ? 3 : -1);
+      p[r].phase = Phase::kInCollective;
+    }
+    p[1 - skipper].history.resize(23);
+    p[1 - skipper].current = p[1 - skipper].history.back();
+    p[skipper].phase = Phase::kInBarrier;
+    p[skipper].current = {Kind::kBarrier, -1, -1};
+    const std::string report = hang_report(p, 2);
+    INFO(report);
+    CHECK(report.find(fmt::format("culprit: rank {}: it skipped collectives of iteration 3", skipper)) != std::string::npos);
+  }
 }
 
 TEST_CASE("a rank that does not answer is reported as such, and histories that agree say so") {
