@@ -419,9 +419,14 @@ std::vector<std::pair<std::size_t, Evaluated>> simulate_variants(const std::stri
 
 std::array<int, 3> change_cost(const Configuration& c, const Configuration& s) {
   const bool ddp = !c.fsdp();
-  const int from_scenario = (c.program != s.program) + (ddp && c.bucket_cap_mb != s.bucket_cap_mb) +
-                            (ddp && c.comm_hook != s.comm_hook) + (c.accumulation != s.accumulation) +
-                            (c.checkpointing != s.checkpointing);
+  // Each change weighed by what it asks of the user: a bucket cap is one argument (1); a comm hook,
+  // gradient accumulation or activation checkpointing is code and changes what the step computes (2);
+  // another sharding strategy is one argument of FSDP (2); DDP to FSDP or back is a new program:
+  // wrapping, checkpoints, memory and numerics to revalidate (4).
+  const int program = c.program == s.program ? 0 : c.fsdp() != s.fsdp() ? 4 : 2;
+  const int from_scenario = program + (ddp && c.bucket_cap_mb != s.bucket_cap_mb) +
+                            2 * (ddp && c.comm_hook != s.comm_hook) + 2 * (c.accumulation != s.accumulation) +
+                            2 * (c.checkpointing != s.checkpointing);
   const int from_defaults = (ddp && c.bucket_cap_mb != 25) + (ddp && c.comm_hook != "allreduce") +
                             (c.accumulation != 1) + c.checkpointing;
   const int complexity = c.fsdp() + (ddp && c.comm_hook != "allreduce") + c.checkpointing;
@@ -430,20 +435,24 @@ std::array<int, 3> change_cost(const Configuration& c, const Configuration& s) {
 
 namespace {
 
-// Within a near tie of the best, the configuration that changes least
-// (change_cost) goes first, and advice.near_tie says why.
-void prefer_within_tie(Advice& a) {
+}  // namespace
+
+void order_near_tie(Advice& a) {
   if (a.ranked.size() < 2) return;
   const Evaluated& best = a.ranked.front();
   const auto pct = [&](const Evaluated& e) {
     return higher_is_better(a.objective) ? 100 * (best.objective / e.objective - 1)
                                          : 100 * (e.objective / best.objective - 1);
   };
+  // A slower configuration goes first only when it keeps the user's own settings (nothing changed
+  // from the scenario); between equal objectives, the one that asks least of the user.
   std::size_t chosen = 0;
   for (std::size_t i = 1; i < a.ranked.size() && pct(a.ranked[i]) < kNearTiePct; ++i) {
-    if (change_cost(a.ranked[i].config, a.scenario_config) < change_cost(a.ranked[chosen].config, a.scenario_config)) {
-      chosen = i;
-    }
+    const auto mine = change_cost(a.ranked[i].config, a.scenario_config);
+    const auto theirs = change_cost(a.ranked[chosen].config, a.scenario_config);
+    const bool keeps_own = mine[0] == 0 && theirs[0] > 0;
+    const bool exact_tie = a.ranked[i].objective == best.objective && mine < theirs;
+    if (keeps_own || exact_tie) chosen = i;
   }
   if (chosen == 0) return;
   const std::array<int, 3> mine = change_cost(a.ranked[chosen].config, a.scenario_config);
@@ -461,8 +470,6 @@ void prefer_within_tie(Advice& a) {
   std::rotate(a.ranked.begin(), a.ranked.begin() + static_cast<std::ptrdiff_t>(chosen),
               a.ranked.begin() + static_cast<std::ptrdiff_t>(chosen) + 1);
 }
-
-}  // namespace
 
 Advice advise(const std::string& scenario_path, const AdviseOptions& o) {
   const std::string text = scenarios::read_scenario_text(scenario_path);
@@ -529,7 +536,7 @@ Advice advise(const std::string& scenario_path, const AdviseOptions& o) {
     if (a.peak_bytes != b.peak_bytes) return a.peak_bytes < b.peak_bytes;
     return a.config.describe() < b.config.describe();
   });
-  prefer_within_tie(advice);
+  order_near_tie(advice);
   advice.reasons = reasons(advice);
   return advice;
 }

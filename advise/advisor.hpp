@@ -114,10 +114,17 @@ inline constexpr double kNearTiePct = 1;
 
 /// How much `c` asks a user to change, compared lexicographically (fewer is
 /// preferred within a near tie): the settings that differ from the
-/// scenario's, then from PyTorch's defaults (bucket_cap_mb 25, no hook, no
+/// scenario's, each weighed by what it costs a user (bucket cap 1; hook,
+/// accumulation, checkpointing, another FSDP strategy 2; DDP to FSDP 4), then from PyTorch's defaults (bucket_cap_mb 25, no hook, no
 /// accumulation, no checkpointing), then the program's complexity (FSDP
 /// over DDP, a hook, activation checkpointing). World size is the user's
 /// question, not a setting: left out.
 std::array<int, 3> change_cost(const Configuration& c, const Configuration& scenario);
+
+/// Within a near tie of the best (`a.ranked`, best first): the scenario's own
+/// configuration goes first if it is there (nothing changed: a slower
+/// configuration is never put first otherwise); between equal objectives the
+/// one with the smaller change_cost. advice.near_tie says why.
+void order_near_tie(Advice& a);
 
 }  // namespace ddpsim::advise

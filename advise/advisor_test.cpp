@@ -78,6 +78,43 @@ TEST_CASE("within a near tie: the scenario's settings, then PyTorch's defaults, 
   CHECK(cost(world) == cost(same));  // the world size is the question, not a setting
 }
 
+TEST_CASE("a slower configuration is never put first unless it keeps the user's own settings") {
+  // The case that was wrong: FULL_SHARD (one change, the program) at 2,826.6 samples/s ranked above
+  // two DDP rows at 2,832.8 (a bucket cap and a hook: two changes).
+  advise::Advice a;
+  a.objective = advise::Objective::kThroughput;
+  a.scenario_config = Configuration{"DDP", 25, "allreduce", 1, 8, false, std::nullopt};
+  const auto row = [](Configuration c, double samples) {
+    advise::Evaluated e;
+    e.config = std::move(c);
+    e.objective = samples;
+    e.step_ms = 1;
+    return e;
+  };
+  a.ranked = {row({"DDP", 50, "fp16_compress", 1, 8, false, std::nullopt}, 2832.8),
+              row({"DDP", 1, "fp16_compress", 1, 8, false, std::nullopt}, 2832.8),
+              row({"FULL_SHARD", 25, "allreduce", 1, 8, false, std::nullopt}, 2826.6)};
+  advise::order_near_tie(a);
+  CHECK(a.ranked.front().config.program == "DDP");
+  CHECK(a.ranked.front().config.bucket_cap_mb == 50);
+  CHECK(a.near_tie.empty());
+  // The user's own configuration, 0.2 % slower, goes first and says why.
+  a.ranked.push_back(row(a.scenario_config, 2827.0));
+  std::stable_sort(a.ranked.begin(), a.ranked.end(), [](const auto& x, const auto& y) { return x.objective > y.objective; });
+  advise::order_near_tie(a);
+  CHECK(a.ranked.front().config.program == "DDP");
+  CHECK(a.ranked.front().config.comm_hook == "allreduce");
+  CHECK(a.near_tie.find("it keeps more of the scenario's settings") != std::string::npos);
+  // Between equal objectives, the one asking less (a cap of 25 over a cap of 1 with the same hook).
+  advise::Advice b = a;
+  b.scenario_config = Configuration{"DDP", 5, "fp16_compress", 1, 8, false, std::nullopt};
+  b.near_tie.clear();
+  b.ranked = {row({"DDP", 1, "fp16_compress", 1, 8, false, std::nullopt}, 2832.8),
+              row({"DDP", 25, "fp16_compress", 1, 8, false, std::nullopt}, 2832.8)};
+  advise::order_near_tie(b);
+  CHECK(b.ranked.front().config.bucket_cap_mb == 25);
+}
+
 TEST_CASE("on a slow network a comm hook wins, and the advice says what it buys") {
   const advise::Advice a = advise::advise(fixture("slow_network_small_buckets.yaml"), {});
   REQUIRE_FALSE(a.ranked.empty());
