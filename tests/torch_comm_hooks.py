@@ -19,14 +19,16 @@ The targets (docs/validation.md), printed as met or not:
 - each hook's speed-up over allreduce (measured step / the hook's) predicted
   within 3 points, over all the measured steps and (PowerSGD) in steady state;
 - predicted against measured step time, per row, beside the closed form.
-Exits 1 past --max-error-pct on any row but 'after' (a broken pipeline: the
-bound sits above the targets, which are reported, not enforced), 77 (ctest: skipped)
+The targets are measurements on this shared machine: reported, not gated.
+Exits 1 on a broken pipeline (an error that is not a finite number) and,
+with --max-error-pct, past it on any row but 'after'; 77 (ctest: skipped)
 without torch or where a network namespace cannot be made.
 
 Usage: torch_comm_hooks.py DDPSIM WORK_DIR [--recipes cnn,embedding] [--rate 1gbit] [--json OUT]
 """
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
@@ -178,7 +180,8 @@ def main():
     parser.add_argument("work")
     parser.add_argument("--recipes", default="cnn,embedding")
     parser.add_argument("--rate", default="1gbit")
-    parser.add_argument("--max-error-pct", type=float, default=60.0)
+    parser.add_argument("--max-error-pct", type=float, default=None,
+                        help="gate: fail when a row's |error| passes this (default: none, reported)")
     parser.add_argument("--ranks-per-host", type=int, default=1, help="profile --ranks-per-host")
     parser.add_argument("--json", help="write the rows here")
     a = parser.parse_args()
@@ -211,8 +214,11 @@ def main():
     if a.json:
         with open(a.json, "w", encoding="utf-8") as f:
             json.dump([{"recipe": n, "hook": h, **r} for (n, h), r in rows.items()], f, indent=1)
+    if not all(math.isfinite(e) for e in errors):
+        print(f"FAIL: an error that is not a finite number ({errors}): a broken pipeline")
+        return 1
     worst = max(errors) if errors else 0
-    if worst > a.max_error_pct:
+    if a.max_error_pct is not None and worst > a.max_error_pct:
         print(f"FAIL: a row's |error| {worst:.1f} % is past --max-error-pct {a.max_error_pct}")
         return 1
     return 0

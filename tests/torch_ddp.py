@@ -8,16 +8,18 @@ real DDP (gloo, one thread per rank). contention.compute_slowdown is fitted
 by `ddpsim calibrate --scenario` to one recipe's 2-rank run (--calibrate-on,
 default cnn; that row is in-sample) and applied to the others. Profiles and measurements are
 interleaved recipe by recipe so the machine's drift hits both. Prints, per
-recipe, measured, predicted and the error beside the closed form's; fails
-only when an error passes --max-error-pct or their median passes
---max-median-error-pct (default 25 each: this machine is shared and noisy;
-the figures are what README and docs/validation.md quote) twice: the
-recipes past the median's bound are profiled and measured once more first.
+recipe, measured, predicted and the error beside the closed form's, and the
+target (median |error| at most 5 % and below the closed form) judged on the
+out-of-sample recipes only. On this shared 2-core machine that is a
+measurement, reported, not gated: the script fails on a broken pipeline (a
+time that is not a positive finite number), and with --max-error-pct on an
+out-of-sample row past it.
 
-Usage: torch_ddp.py DDPSIM WORK_DIR [--recipes a,b] [--max-error-pct P] [--max-median-error-pct P]
-Exits 77 (ctest: skipped) without Debian's torch.
+Usage: torch_ddp.py DDPSIM WORK_DIR [--recipes a,b] [--calibrate-on r] [--max-error-pct P]
+Exits 77 (ctest: skipped) without torch.
 """
 import argparse
+import math
 import os
 import statistics
 import subprocess
@@ -85,8 +87,8 @@ def main():
     parser.add_argument("work")
     parser.add_argument("--recipes", default=",".join(RECIPES))
     parser.add_argument("--calibrate-on", default="cnn", help="the recipe contention is fitted to")
-    parser.add_argument("--max-error-pct", type=float, default=25.0, help="the bound on any recipe's |error|")
-    parser.add_argument("--max-median-error-pct", type=float, default=25.0, help="the bound on the median |error|")
+    parser.add_argument("--max-error-pct", type=float, default=None,
+                        help="gate: fail when an out-of-sample recipe's |error| passes this (default: none, reported)")
     parser.add_argument("--steps", type=int, default=0, help="measured steps a recipe (default: STEPS)")
     parser.add_argument("--sweep-iters", type=int, default=20, help="timed all-reduces a size in the sweep")
     parser.add_argument("--ranks-per-host", type=int, default=1,
@@ -110,14 +112,6 @@ def main():
     runs = {name: profile_and_measure(a, name, sweep) for name in names}
     rows = evaluate(a, names, runs)
     failure = check(a, rows)
-    # This shared 2-core machine drifts by 2 x between a profile and the measurement a minute later
-    # (docs/validation.md): the recipes past the bound are profiled and measured once more.
-    if failure:
-        again = [r[0] for r in rows if abs(r[5]) > a.max_median_error_pct]
-        print(f"{failure}; profiling and measuring {', '.join(again)} once more")
-        runs.update({name: profile_and_measure(a, name, sweep) for name in again})
-        rows = evaluate(a, names, runs)
-        failure = check(a, rows)
     print(f"took {time.monotonic() - start:.0f} s")
     if failure:
         print(f"FAIL: {failure}")
@@ -158,26 +152,38 @@ def evaluate(a, names, runs):
     for name, measured, bare, err_bare, predicted, err, base in rows:
         print(f"{name:<12} {measured:>11.3f} {bare:>13.3f} {err_bare:>+7.1f}% {predicted:>12.3f} {err:>+7.1f}% "
               f"{base:>+10.1f}%" + ("  (calibration)" if name == a.calibrate_on else ""))
+    # The target is judged out of sample only: the calibration recipe's row was fitted to its own measurement.
     held = [r for r in rows if r[0] != a.calibrate_on]
-    med, base_med = median([abs(r[5]) for r in rows]), median([abs(r[6]) for r in rows])
-    print(f"median |error|: simulator {med:.1f} %, closed form {base_med:.1f} % (target: at most 5 % and below the "
-          f"closed form: {'met' if med <= 5 and med < base_med else 'not met'}); without the calibration recipe: "
-          f"simulator {median([abs(r[5]) for r in held]):.1f} %, closed form {median([abs(r[6]) for r in held]):.1f} %")
+    if not held:
+        print(f"no recipe out of sample: the target (median |error| at most 5 % and below the closed form) is not "
+              f"judged; {a.calibrate_on}'s row is the fit's own (in-sample)")
+        return rows
+    med, base_med = median([abs(r[5]) for r in held]), median([abs(r[6]) for r in held])
+    print(f"out of sample ({len(held)} recipe(s)): median |error| simulator {med:.1f} %, closed form {base_med:.1f} % "
+          f"(target: at most 5 % and below the closed form: {'met' if med <= 5 and med < base_med else 'not met'}; "
+          f"a measurement on this shared machine: reported, not gated)")
     return rows
 
 
+def gate(a, magnitudes):
+    """A broken pipeline (an error that is not a finite number), or with --max-error-pct a row past it; or None.
+    Without --max-error-pct the errors are measurements: reported, not gated."""
+    if not all(math.isfinite(m) for m in magnitudes):
+        return f"an error that is not a finite number ({magnitudes})"
+    if a.max_error_pct is not None and magnitudes and max(magnitudes) > a.max_error_pct:
+        return f"an error of {max(magnitudes):.1f} % is past {a.max_error_pct} %"
+    return None
+
+
 def check(a, rows):
-    """What is past the bounds, or None."""
-    return past_bounds(a, [abs(r[5]) for r in rows])
-
-
-def past_bounds(a, magnitudes):
-    """What of the rows' |errors| is past --max-error-pct or, their median, --max-median-error-pct; or None."""
-    worst, med = max(magnitudes), median(magnitudes)
-    if worst > a.max_error_pct:
-        return f"an error of {worst:.1f} % is past {a.max_error_pct} %"
-    if med > a.max_median_error_pct:
-        return f"the median |error| {med:.1f} % is past {a.max_median_error_pct} %"
+    """A broken pipeline (a time that is not a positive finite number), or with --max-error-pct an
+    out-of-sample row past it; or None."""
+    for name, measured, bare, _, predicted, err, base in rows:
+        if not all(math.isfinite(v) and v > 0 for v in (measured, bare, predicted)) or not math.isfinite(err + base):
+            return f"{name}: a time that is not a positive finite number (measured {measured}, predicted {predicted})"
+    held = [abs(r[5]) for r in rows if r[0] != a.calibrate_on]
+    if a.max_error_pct is not None and held and max(held) > a.max_error_pct:
+        return f"an out-of-sample error of {max(held):.1f} % is past {a.max_error_pct} %"
     return None
 
 if __name__ == "__main__":

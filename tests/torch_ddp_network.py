@@ -22,10 +22,10 @@ The targets (docs/validation.md), printed as met or not:
   measured one;
 - --slow-rank: the cnn job at 1gbit with rank 1's link at a quarter,
   predicted with a slow_link fault (factor 4) within 10 %.
-Exits 1 past --max-error-pct on any row or --max-median-error-pct on the
-median (a broken pipeline: the bounds sit above the targets, which are
-reported, not enforced), 77 (ctest: skipped) without torch or where a
-network namespace cannot be made.
+The targets are measurements on this shared machine: reported, not gated.
+Exits 1 on a broken pipeline (an error that is not a finite number) and,
+with --max-error-pct, past it on any row; 77 (ctest: skipped) without torch
+or where a network namespace cannot be made.
 
 Usage: torch_ddp_network.py DDPSIM WORK_DIR [--recipes a,b] [--rates 1gbit,eq] [--caps 1,25]
        [--alternations N] [--slow-rank] [--world-size W] [--ranks-per-host N]
@@ -130,8 +130,8 @@ def main():
     parser.add_argument("--world-size", type=int, default=2)
     parser.add_argument("--ranks-per-host", type=int, default=1, help="profile --ranks-per-host")
     parser.add_argument("--slow-rank", action="store_true", help="also the cnn job at 1gbit, rank 1 at a quarter")
-    parser.add_argument("--max-error-pct", type=float, default=100.0)
-    parser.add_argument("--max-median-error-pct", type=float, default=100.0)
+    parser.add_argument("--max-error-pct", type=float, default=None,
+                        help="gate: fail when a row's |error| passes this (default: none, reported)")
     parser.add_argument("--json", help="write the rows here")
     a = parser.parse_args()
     a.ddpsim = os.path.abspath(a.ddpsim)
@@ -210,7 +210,7 @@ def report(a, rows, slow):
               f"{r['error']:>+7.1f}% {min(e):>+6.1f}..{max(e):>+5.1f}% {r['closed_form_error']:>+10.1f}%")
     med, base_med = statistics.median(errs), statistics.median(bases)
     print(f"median |error|: simulator {med:.1f} %, closed form {base_med:.1f} % (target: at most 5 % and below the "
-          f"closed form: {'met' if med <= 5 and med < base_med else 'not met'})")
+          f"closed form: {'met' if med <= 5 and med < base_med else 'not met'}; a measurement: reported, not gated)")
     for key in sorted({(r["recipe"], r["rate"]) for r in rows}):
         pair = {r["cap"]: r for r in rows if (r["recipe"], r["rate"]) == key}
         if 1.0 in pair and 25.0 in pair:
@@ -221,7 +221,7 @@ def report(a, rows, slow):
     if slow:
         print(f"cnn at 1gbit, rank 1 at a quarter: measured {slow[0]:.2f} ms, predicted {slow[1]:.2f} ({slow[2]:+.1f} %, "
               f"closed form {slow[3]:+.1f} %; target within 10 %: {'met' if abs(slow[2]) <= 10 else 'not met'})")
-    return torch_ddp.past_bounds(a, errs)
+    return torch_ddp.gate(a, errs + ([abs(slow[2])] if slow else []))
 
 
 if __name__ == "__main__":

@@ -3,13 +3,14 @@
 # ddpsim-real and all-reduce sweeps at W = 1 and 2 (as cpu_loop_test.sh),
 # predict scenarios/real_mlp_cpu_fsdp.yaml, measure `train --strategy fsdp`
 # (FULL_SHARD) at W = 1 and 2, and compare step time and peak memory per
-# rank. Prints every error; fails past the threshold (generous for time: 2
-# shared cores).
+# rank. Prints every error. Peak memory is gated at its target (1 %); step
+# time is reported against its target (5 %), not gated: 2 shared cores make
+# it a measurement (+97 % was seen while a compiler ran beside it).
 # With RATE, the W = 2 sweep and runs are on an emulated network, each rank a
 # host behind a RATE link (validate/network_mpirun.sh; skipped without one).
-# Usage: cpu_fsdp_test.sh DDPSIM_REAL DDPSIM OUT_DIR [MAX_ERROR_PCT] [RATE]
+# Usage: cpu_fsdp_test.sh DDPSIM_REAL DDPSIM OUT_DIR [TARGET_PCT] [RATE]
 set -euo pipefail
-real=$1 ddpsim=$2 out=$3 limit=${4:-150} NETWORK=${5:-}
+real=$1 ddpsim=$2 out=$3 target=${4:-5} NETWORK=${5:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/validate/network_mpirun.sh"
 network_or_skip
@@ -27,7 +28,7 @@ for w in 1 2; do
 done
 # 3. Compare.
 "$ddpsim" validate --scenario "$root/scenarios/real_mlp_cpu_fsdp.yaml" --calibration "$out/calibration.yaml" \
-  --measured "$out/fsdp_w1" "$out/fsdp_w2" --max-error-pct "$limit" --report "$out/report" | tee "$out/validate.log"
+  --measured "$out/fsdp_w1" "$out/fsdp_w2" --target-pct "$target" --report "$out/report" | tee "$out/validate.log"
 grep -q "W = 2: peak memory per rank measured" "$out/validate.log" || { echo "FAILED: no memory comparison"; exit 1; }
 # Memory is counted, not timed: the model must be within 1 % of it.
 awk '/peak memory per rank measured/ { e = $(NF - 1); if (e < 0) e = -e; if (e > 1) bad = 1 }
