@@ -1,6 +1,8 @@
 #include "models/restart.hpp"
 
 #include <cmath>
+
+#include "sim/det_math.hpp"
 #include <stdexcept>
 
 #include "sim/random.hpp"
@@ -27,7 +29,7 @@ double daly_interval(double c, double m) {
 }
 
 double expected_goodput(double tau, double c, double r, double m) {
-  return tau / (m * std::exp(r / m) * (std::exp((tau + c) / m) - 1));
+  return tau / (m * sim::det_exp(r / m) * (sim::det_exp((tau + c) / m) - 1));
 }
 
 RestartReport simulate_restarts(const FailureSpec& f, const CheckpointSpec& ck, int world_size, std::uint64_t seed) {

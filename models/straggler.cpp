@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "sim/det_math.hpp"
+
 #include "sim/random.hpp"
 
 namespace ddpsim::models {
@@ -28,7 +30,7 @@ sim::Time straggler_delay(const StragglerModel& model, int rank, int iteration, 
           [&](const Log2Straggler& m) {
             const int slow = m.rank < 0 ? world_size - 1 : m.rank;
             if (rank != slow || world_size == 1) return sim::Time::zero();
-            const double ns = static_cast<double>(m.penalty.count_ns()) * std::log2(world_size);
+            const double ns = static_cast<double>(m.penalty.count_ns()) * sim::det_log2(world_size);
             return sim::Time::from_ns(ns, "the straggler's delay (straggler.penalty_ms x log2(world_size))");
           },
           [&](const JitterStraggler& m) {
@@ -46,7 +48,7 @@ sim::Time straggler_delay(const StragglerModel& model, int rank, int iteration, 
 double expected_slowest_delay_ms(const StragglerModel& model, int world_size) {
   return std::visit(Overloaded{
                         [](const NoStraggler&) { return 0.0; },
-                        [&](const Log2Straggler& m) { return m.penalty.ms() * std::log2(world_size); },
+                        [&](const Log2Straggler& m) { return m.penalty.ms() * sim::det_log2(world_size); },
                         [&](const JitterStraggler& m) {
                           if (m.distribution == JitterDistribution::kUniform) {
                             return m.max.ms() * world_size / (world_size + 1.0);

@@ -1,6 +1,6 @@
 #include "sim/random.hpp"
 
-#include <cmath>
+#include "sim/det_math.hpp"
 
 namespace ddpsim::sim {
 namespace {
@@ -45,8 +45,8 @@ std::uint64_t Rng::next_u64() {
 double Rng::uniform01() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
 
 double draw_exponential(Rng& rng, double mean) {
-  // 1 - u lies in (0, 1], so the logarithm is finite.
-  return -mean * std::log1p(-rng.uniform01());
+  // 1 - u lies in (0, 1], so the logarithm is finite; det_log1m, not libm's log1p: the same bits on every machine.
+  return -mean * det_log1m(rng.uniform01());
 }
 
 double draw_uniform(Rng& rng, double lo, double hi) { return lo + (hi - lo) * rng.uniform01(); }
