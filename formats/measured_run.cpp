@@ -1,4 +1,5 @@
 #include "formats/measured_run.hpp"
+#include "formats/input_file.hpp"
 
 #include "formats/json_fields.hpp"
 
@@ -139,8 +140,9 @@ CollectiveSweep read_sweep(const Json& j) {
 }
 
 Json parse_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw FormatError(path, "", "cannot read this measurement file (ddpsim-real's JSON)");
+  std::string why;
+  std::ifstream in = open_input(path, why);
+  if (!in) throw FormatError(path, "", why + ": expected a measurement file (ddpsim-real's JSON)");
   try {
     return Json::parse(in);
   } catch (const Json::exception& e) {

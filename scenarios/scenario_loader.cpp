@@ -19,6 +19,7 @@
 #include "models/nccl_model.hpp"
 #include "models/presets.hpp"
 #include "netsim/simgrid_options.hpp"
+#include "formats/input_file.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/scenario.hpp"
 #include "scenarios/calibration_file.hpp"
@@ -182,10 +183,9 @@ std::vector<models::Fault> read_faults(const Section& top, const Scenario& scena
 
 // Reads a file with the scenario limits; `what` names it in the error.
 std::string read_limited(const std::string& path, const char* what) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError({path, 0, 0}, "", "", fmt::format("is a directory, expected a {}", what));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError({path, 0, 0}, "", "", fmt::format("cannot open the {}", what));
+  std::string why;
+  std::ifstream in = formats::open_input(path, why);
+  if (!in) throw InputError({path, 0, 0}, "", "", fmt::format("{}: expected a {}", why, what));
   // Read at most one byte past the limit: a huge file is refused without being slurped.
   std::string text(kMaxScenarioBytes + 1, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));

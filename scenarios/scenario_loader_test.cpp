@@ -316,7 +316,7 @@ TEST_CASE("load_scenario reports unreadable files") {
     scenarios::load_scenario("/nonexistent/x.yaml");
     FAIL("no error");
   } catch (const InputError& e) {
-    CHECK(std::string(e.what()) == "/nonexistent/x.yaml: cannot open the scenario file");
+    CHECK(std::string(e.what()) == "/nonexistent/x.yaml: no such file: expected a scenario file");
   }
 }
 
@@ -563,6 +563,6 @@ TEST_CASE("calibration: in a scenario is read relative to the scenario's folder,
     parse_scenario(kLayered + "calibration: missing.yaml\n", scenario.string());
     FAIL("expected an InputError");
   } catch (const InputError& e) {
-    CHECK(std::string(e.what()).find("missing.yaml: cannot open the calibration file") != std::string::npos);
+    CHECK(std::string(e.what()).find("missing.yaml: no such file: expected a calibration file") != std::string::npos);
   }
 }

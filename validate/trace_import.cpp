@@ -2,6 +2,7 @@
 // (validate/trace_import.hpp).
 
 #include "validate/trace_import.hpp"
+#include "formats/input_file.hpp"
 
 #include <fmt/format.h>
 
@@ -184,8 +185,9 @@ Trace parse_trace(const std::string& text, const std::string& file) {
 }
 
 Trace read_trace(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError({path, 0, 0}, "", "", "expected a readable Chrome trace (cannot open the file)");
+  std::string why;
+  std::ifstream in = formats::open_input(path, why);
+  if (!in) throw InputError({path, 0, 0}, "", "", why + ": expected a Chrome trace (torch.profiler's export_chrome_trace)");
   std::stringstream s;
   s << in.rdbuf();
   return parse_trace(s.str(), path);
