@@ -34,6 +34,7 @@ std::int64_t batch_bound(const std::string& range, std::string_view part) {
 }  // namespace
 
 int advise(const AdviseCliOptions& o, const MpiSession& mpi) {
+  check_outputs({{"--json", o.json}, {"--plot", o.plot}, {"--html", o.html}});
   advise::AdviseOptions options;
   const auto objective = advise::parse_objective(o.objective);
   if (!objective) {

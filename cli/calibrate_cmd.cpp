@@ -313,6 +313,7 @@ ddpsim::scenarios::CalibrationFile::Collective nccl_section(const CalibrateOptio
 // the new calibration replaces --out only if it predicts the held-out runs;
 // otherwise the last known-good one stays (exit 3).
 int calibrate(const CalibrateOptions& o) {
+  check_outputs({{"--out", o.out}});
   if (o.measured.empty() && o.measured_steps.empty() && o.nccl_tests.empty()) {
     throw InputError({"the command line", 0, 0}, "--measured", "",
                      "expected ddpsim-real JSON files (--measured), step times (--measured-step, with --scenario) or "

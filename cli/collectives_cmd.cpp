@@ -68,6 +68,7 @@ nlohmann::ordered_json print_tuning(const scenarios::Scenario& s, sim::Collectiv
 }  // namespace
 
 int collectives(const CollectivesOptions& o) {
+  check_outputs({{"--json", o.json}});
   if (o.stagger_us) {
     throw InputError({"the command line", 0, 0}, "--stagger-us", fmt::format("{}", *o.stagger_us),
                      "expected with --groups: it staggers process groups' starts");

@@ -97,6 +97,7 @@ double staggered_us(const models::DdpJob& job, models::CollectiveTimer& timer, c
 }  // namespace
 
 int collectives_together(const CollectivesOptions& o) {
+  check_outputs({{"--json", o.json}});
   const scenarios::Scenario s = scenarios::load_scenario(o.scenario);
   const std::optional<sim::CollectiveKind> kind = validate::parse_collective_kind(o.op);
   check_inputs(s, o, kind);

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_io.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/subcommands.hpp"
 #include "scenarios/input_error.hpp"
@@ -24,6 +25,7 @@ std::string where(const models::MemoryPoint& at) { return at.unit.empty() ? at.p
 }  // namespace
 
 int memory(const MemoryOptions& o) {
+  check_outputs({{"--json", o.json}});
   const scenarios::Scenario s = scenarios::load_scenario(o.scenario);
   std::vector<int> worlds = s.sweep.world_sizes;
   if (o.world_size > 0) {
@@ -53,10 +55,8 @@ int memory(const MemoryOptions& o) {
                "P and Q)\n", gib(hook), models::to_string(s.job.ddp.comm_hook.kind));
   }
   if (!o.json.empty()) {
-    std::ofstream out(o.json);
-    if (!out) throw scenarios::InputError({"the command line", 0, 0}, "--json", o.json, "expected a writable file");
-    out << nlohmann::ordered_json{{"scenario", s.name}, {"program", scenarios::describe_program(s)}, {"rows", rows}}.dump(2)
-        << "\n";
+    write_file(o.json, nlohmann::ordered_json{{"scenario", s.name}, {"program", scenarios::describe_program(s)}, {"rows", rows}}.dump(2) +
+                           "\n");
   }
   const bool all_fit = !s.memory.device_bytes || std::all_of(rows.begin(), rows.end(), [](const auto& r) {
     return r["fits"].template get<bool>();
