@@ -1,4 +1,5 @@
 #include "report/sweep_report.hpp"
+#include "present/columns.hpp"
 
 #include "scenarios/memory_plan.hpp"
 #include "report/link_report.hpp"
@@ -374,7 +375,8 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
     const std::string eff = row.efficiency ? fmt::format("{:.1f}%", *row.efficiency * 100) : "-";
     if (result.bucket_sweep) fmt::print(out, "{:<11}", fmt::format("{:g}", row.bucket_cap_mb));
     const std::string closed = fmt::format("{:.{}f}", row.closed_form_ms, digits);
-    fmt::print(out, "{:<9}{:<9}{:<13}{:<9}{}", r.world_size, step, closed, speedup, eff);
+    using present::cell;
+    out << cell(std::to_string(r.world_size), 9) << cell(step, 9) << cell(closed, 13) << cell(speedup, 9) << eff;
     if (r.outcome != models::Outcome::kCompleted) fmt::print(out, "  {}", models::to_string(r.outcome));
     if (row.efficiency && !r.ranks.empty()) {
       double exposed = 0, wait = 0, data = 0;

@@ -371,7 +371,8 @@ void finish_rows(const Scenario& scenario, const SweepAxes& axes, const std::vec
       SweepRow& row = out.rows[i];
       row.baseline_ms = t1;
       const auto& r = row.run;
-      if (!t1 || !r.step_ms || r.outcome != models::Outcome::kCompleted) continue;
+      // A zero step (no compute, nothing to send) has no speed-up to speak of: left out, not 0/0.
+      if (!t1 || !r.step_ms || *r.step_ms <= 0 || r.outcome != models::Outcome::kCompleted) continue;
       row.efficiency = *t1 / *r.step_ms;
       row.speedup = r.world_size * *row.efficiency;
     }

@@ -50,3 +50,8 @@ ddpsim_cli_test(parse_error_form 2 "^ddpsim: error: the command line: .*\nRun wi
 ddpsim_cli_test(run_world_size_option 0 "scaling_lab: analytic engine.*\n3 +129.0 +129.0 +2.8x.*\n5 +133.4 " run ${lab} --world-size 3,5)
 ddpsim_cli_test(run_world_size_past_cluster 2 "key '--world-size': value 9: expected at most 8 ranks"
                 run ${CMAKE_CURRENT_SOURCE_DIR}/caveats/cpu_times_on_gpu_cluster.yaml --world-size 9)
+
+# Extreme inputs that have an answer: it is right and readable.
+ddpsim_cli_test(extreme_zero_step 0 "\n2 +0.000 +0.000 +- +-\n" run ${CMAKE_CURRENT_SOURCE_DIR}/extreme/zero_step.yaml)
+ddpsim_cli_test(extreme_huge_times 0 "\n8 +887078656000.0 887078656000.0 0.0x +0.2%"
+                run ${CMAKE_CURRENT_SOURCE_DIR}/extreme/huge_times_fsdp.yaml)
