@@ -194,7 +194,7 @@ void add_goodput(const scenarios::Scenario& s, Evaluated& e) {
   const int w = e.config.world_size;
   const models::RestartReport own = models::simulate_restarts(*failures, *checkpoint, w, s.seed);
   models::CheckpointSpec daly = *checkpoint;
-  daly.interval = sim::Time::from_ms(own.daly_minutes * 60e3);
+  daly.interval = sim::Time::from_ms(own.daly_minutes * 60e3, "Daly's checkpoint interval (checkpoint.* and failures.*)");
   const models::RestartReport at_daly = models::simulate_restarts(*failures, daly, w, s.seed);
   const bool daly_better = own.daly_minutes > 0 && at_daly.goodput > own.goodput;
   e.goodput = daly_better ? at_daly.goodput : own.goodput;

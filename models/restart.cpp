@@ -13,7 +13,10 @@ namespace {
 constexpr std::uint64_t kFailureStream = 0x4641494c55524553ULL;  // "FAILURES"
 constexpr double kMsPerHour = 3.6e6;
 
-sim::Time transfer(double gb, double gbps) { return sim::Time::from_ms(gb / gbps * 1000.0); }
+sim::Time transfer(double gb, double gbps) {
+  return sim::Time::from_ms(gb / gbps * 1000.0,
+                            "a checkpoint's write or read time (checkpoint.size_gb over write_GBps or read_GBps)");
+}
 
 }  // namespace
 
@@ -41,10 +44,12 @@ RestartReport simulate_restarts(const FailureSpec& f, const CheckpointSpec& ck, 
   out.job_mtbf_minutes = job_mtbf_ms / 60000;
   const sim::Time detect = f.detection == Detection::kWatchdog ? f.watchdog : f.heartbeat;
   const sim::Time write = ck.async ? sim::Time::zero() : ck.write_cost();
-  const sim::Time horizon = sim::Time::from_ms(f.horizon_hours * kMsPerHour);
+  const sim::Time horizon = sim::Time::from_ms(f.horizon_hours * kMsPerHour, "the failure horizon (failures.horizon_hours)");
 
   sim::Rng rng = sim::Rng::for_stream(seed, {kFailureStream, static_cast<std::uint64_t>(world_size)});
-  const auto next_gap = [&] { return sim::Time::from_ms(sim::draw_exponential(rng, job_mtbf_ms)); };
+  const auto next_gap = [&] {
+    return sim::Time::from_ms(sim::draw_exponential(rng, job_mtbf_ms), "a drawn time between failures (failures.mtbf_hours)");
+  };
   sim::Time now, work, latest, previous, stalls;  // work: training time done; latest/previous: checkpointed work
   sim::Time next_failure = next_gap();
   bool first = true;

@@ -69,7 +69,7 @@ class ComputeTimes {
     if (s.has(gf)) {
       used_flops_ = true;
       const double gflops = s.number(gf, std::nullopt);
-      return sim::Time::from_ms(gflops / throughput());
+      return sim::Time::from_ms(gflops / throughput(), "a time from GFLOP (model.*_gflops over device.peak_tflops x efficiency)");
     }
     if (required) s.missing(ms, fmt::format("milliseconds (or {} with a device section)", gf));
     return std::nullopt;

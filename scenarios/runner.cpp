@@ -38,7 +38,7 @@ void price_failures(const Scenario& scenario, const models::DdpJob& job, const s
   if (row.run.errors.empty()) return;
   // The run's first crash: checkpoints every interval of training since the start.
   const double crash_ms = row.run.errors.front().at_ms;
-  const sim::Time at = sim::Time::from_ms(crash_ms);
+  const sim::Time at = sim::Time::from_ms(crash_ms, "the run's first crash");
   CrashRecovery cr;
   cr.budget_min = res.restart_budget_min;
   models::Recovery& r = cr.recovery;

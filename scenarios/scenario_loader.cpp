@@ -350,7 +350,7 @@ void read_network(const Section& top, Scenario& out) {
   job.backend = gloo ? models::Backend::kGloo : models::Backend::kNccl;
   // PyTorch's defaults: 10 minutes for NCCL process groups, 30 for gloo.
   const Section watchdog = top.child("watchdog");
-  job.watchdog_timeout = Time::from_ms(1000 * watchdog.number("timeout_s", gloo ? 1800.0 : 600.0));
+  job.watchdog_timeout = Time::from_ms(1000 * watchdog.number("timeout_s", gloo ? 1800.0 : 600.0), "watchdog.timeout_s");
   if (top.has("cluster")) {
     job.cluster = read_cluster(top);
     coll.forbid("latency_us", "the cluster section gives every route's latency: remove collective.latency_us (the "

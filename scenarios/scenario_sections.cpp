@@ -42,7 +42,7 @@ ResilienceSpec read_resilience(const Section& top, const models::DdpJob& job) {
   const Section ck = top.child("checkpoint");
   if (top.has("checkpoint")) {
     models::CheckpointSpec c;
-    c.interval = Time::from_ms(60'000 * ck.number("interval_min", std::nullopt));
+    c.interval = Time::from_ms(60'000 * ck.number("interval_min", std::nullopt), "checkpoint.interval_min");
     // Rule of thumb: 16 bytes per parameter with Adam (fp32 weights and two moments, bf16 copy).
     c.size_gb = ck.number("size_gb", 16.0 * static_cast<double>(job.model.parameter_count()) / 1e9);
     c.write_gbps = ck.number("write_GBps", std::nullopt);
@@ -60,8 +60,8 @@ ResilienceSpec read_resilience(const Section& top, const models::DdpJob& job) {
     f.detection = fs.choice("detection", "watchdog") == "watchdog" ? models::Detection::kWatchdog
                                                                                              : models::Detection::kHeartbeat;
     f.watchdog = job.watchdog_timeout;
-    f.heartbeat = Time::from_ms(1000 * fs.number("heartbeat_s", 30.0));
-    f.relaunch = Time::from_ms(1000 * fs.number("relaunch_s", std::nullopt));
+    f.heartbeat = Time::from_ms(1000 * fs.number("heartbeat_s", 30.0), "failures.heartbeat_s");
+    f.relaunch = Time::from_ms(1000 * fs.number("relaunch_s", std::nullopt), "failures.relaunch_s");
     f.horizon_hours = fs.number("horizon_hours", 24.0);
     f.corrupt_latest = fs.boolean("corrupt_latest", false);
     if (fs.has("restart_world_size")) {

@@ -259,11 +259,11 @@ double Section::number(std::string_view key, schema::Bounds within, std::optiona
 }
 
 Time Section::millis(std::string_view key, std::optional<double> fallback) const {
-  return Time::from_ms(number(key, fallback), "a time in milliseconds");
+  return Time::from_ms(number(key, fallback), path_of(key).c_str());
 }
 
 Time Section::micros(std::string_view key, std::optional<double> fallback) const {
-  return Time::from_us(number(key, fallback), "a time in microseconds");
+  return Time::from_us(number(key, fallback), path_of(key).c_str());
 }
 
 std::string Section::choice(std::string_view key, std::vector<std::string_view> options,
