@@ -5,13 +5,7 @@
 
 # Each tests/refused/*.yaml starts with "# expect: <regex>": a well-formed scenario whose run would
 # overflow simulated time or pass the work budget is refused (exit 2, named keys), never a number.
-file(GLOB refused_files CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/refused/*.yaml)
-foreach(f ${refused_files})
-  get_filename_component(stem ${f} NAME_WE)
-  file(STRINGS ${f} first LIMIT_COUNT 1)
-  string(REGEX REPLACE "^# expect: " "" regex "${first}")
-  ddpsim_cli_test(refused.${stem} 2 "${regex}" run ${f})
-endforeach()
+ddpsim_expect_files(refused run)
 # ddpsim check prints the estimate run refuses on; --max-rank-ops and --max-memory-gb raise the budget.
 ddpsim_cli_test(check_estimate 0 "jitter_past_budget.yaml: ok \\(1 world size\\(s\\), 10000000 iterations\\); ddpsim run: 6.29e\\+13 rank-operations \\(2 simulations\\), about 11330 MB of state"
                 check ${CMAKE_CURRENT_SOURCE_DIR}/refused/jitter_past_budget.yaml)
