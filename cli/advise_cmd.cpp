@@ -15,6 +15,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/subcommands.hpp"
 #include "scenarios/input_error.hpp"
+#include "scenarios/scenario.hpp"
 
 namespace ddpsim::cli {
 namespace {
@@ -35,6 +36,12 @@ std::int64_t batch_bound(const std::string& range, std::string_view part) {
 
 int advise(const AdviseCliOptions& o, const MpiSession& mpi) {
   check_outputs({{"--json", o.json}, {"--plot", o.plot}, {"--html", o.html}});
+  {
+    // Each configuration is a run of about the scenario's size: refused past ddpsim run's budget.
+    scenarios::Scenario s = scenarios::load_scenario(o.scenario);
+    if (!o.world_sizes.empty()) s.sweep.world_sizes = o.world_sizes;
+    scenarios::check_budget(s, scenarios::estimate_work(s), o.budget);
+  }
   advise::AdviseOptions options;
   const auto objective = advise::parse_objective(o.objective);
   if (!objective) {

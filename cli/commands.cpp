@@ -424,6 +424,12 @@ int main(int argc, char** argv) {
   advise_cmd->add_option("--html", ao.html, "Write the ranking and every configuration's objective against memory "
                                             "as one self-contained HTML page");
   advise_cmd->add_option("--top", ao.top, "Configurations printed (default 20; --json has all)")->check(CLI::Range(1, 1 << 20));
+  advise_cmd->add_option("--max-rank-ops", ao.budget.max_rank_ops,
+                         "Refuse when one configuration's run is estimated past this many rank-operations (default 2e11)")
+      ->check(CLI::PositiveNumber);
+  advise_cmd->add_option("--max-memory-gb", ao.budget.max_memory_gb,
+                         "Refuse when one configuration's run is estimated past this many GB (default 8)")
+      ->check(CLI::PositiveNumber);
   advise_cmd->add_option("--threads", ao.threads, "Simulations at once (default 1); the advice is the same at any count")
       ->check(CLI::Range(1, 1024));
 

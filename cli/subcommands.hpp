@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "scenarios/runner.hpp"
+#include "scenarios/work_estimate.hpp"
 
 namespace ddpsim::cli {
 
@@ -67,6 +68,7 @@ struct AdviseCliOptions {
   int top = 20;
   int threads = 1;
   std::vector<std::string> programs;  ///< empty: all that apply
+  scenarios::WorkBudget budget;       ///< each configuration's run, estimated as ddpsim run's
 };
 
 /// Entries a simulated flight recorder keeps a rank (TORCH_NCCL_TRACE_BUFFER_SIZE's suggested 2000).

@@ -126,3 +126,27 @@ TEST_CASE("a process's runs cross the wire exactly") {
   CHECK(out.recorded == in.recorded);
   CHECK_THROWS_AS(scenarios::decode_share("not cbor"), std::runtime_error);
 }
+
+TEST_CASE("bad input found on another process is bad input on the first; anything else stays a failure") {
+  const auto s = scenarios::parse_scenario(
+      "world_size: [1, 2, 4]\nmodel: {gradient_bytes: 4000, forward_ms: 1, backward_ms: 2}\n"
+      "collective: {latency_us: 1, bandwidth_GBps: 10}\n",
+      "s.yaml");
+  const auto split = [&](std::string error) {
+    scenarios::Partition part;
+    part.count = 2;
+    part.gather = [error](const std::string& mine) {
+      scenarios::ProcessShare other;
+      other.error = error;
+      return std::vector<std::string>{mine, scenarios::encode_share(other)};
+    };
+    return scenarios::run_scenario(s, nullptr, 1, {}, part);
+  };
+  try {
+    split("input:s.yaml: a collective's latency term is 1e+12 s: expected values whose simulated times fit");
+    FAIL("no error");
+  } catch (const scenarios::InputError& e) {
+    CHECK(std::string(e.what()) == "s.yaml: a collective's latency term is 1e+12 s: expected values whose simulated times fit");
+  }
+  CHECK_THROWS_WITH_AS(split("std::bad_variant_access"), "MPI process 1: std::bad_variant_access", std::runtime_error);
+}

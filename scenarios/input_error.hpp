@@ -20,10 +20,14 @@ class InputError : public std::runtime_error {
   InputError(const Location& where, const std::string& key, const std::string& value,
              const std::string& expected);
 
+  /// An InputError another process raised, its message already rendered (a split sweep's gather).
+  static InputError relayed(const std::string& message) { return InputError(message); }
+
   const Location& where() const { return where_; }
   const std::string& key() const { return key_; }
 
  private:
+  explicit InputError(const std::string& rendered) : std::runtime_error(rendered) {}
   Location where_;
   std::string key_;
 };

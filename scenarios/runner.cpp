@@ -281,11 +281,21 @@ Simulations simulate_share(const Scenario& scenario, const SweepAxes& axes,
 // Every process's simulations on the first (elsewhere: false); one that
 // failed (`failed`) sends its error instead, which the first raises. Tags:
 // row i is i, its elastic restart rows + i, cap c's baseline 2 rows + c.
-bool gather_simulations(const Partition& part, Simulations& sims, const std::exception_ptr& failed) {
+// A process's error travels as text; bad input (an InputError, a time out of
+// range) is tagged so that the first process raises it as bad input (exit 2).
+constexpr std::string_view kInputTag = "input:";
+
+bool gather_simulations(const Partition& part, Simulations& sims, const std::exception_ptr& failed,
+                        const std::string& source) {
   ProcessShare mine;
   if (failed) {
     try {
       std::rethrow_exception(failed);
+    } catch (const InputError& e) {
+      mine.error = std::string(kInputTag) + e.what();
+    } catch (const sim::TimeRangeError& e) {
+      mine.error = fmt::format("{}{}: {}: expected values whose simulated times fit; lower the keys named", kInputTag,
+                               source, e.what());
     } catch (const std::exception& e) {
       mine.error = e.what();
     } catch (...) {
@@ -304,9 +314,13 @@ bool gather_simulations(const Partition& part, Simulations& sims, const std::exc
   mine.simgrid = sims.simgrid;
   const std::vector<std::string> parts = part.gather(encode_share(mine));
   if (part.index != 0) return false;
+  if (failed) return true;  // the caller raises this process's own error; the others' runs have no rows to go to
   for (std::size_t p = 0; p < parts.size(); ++p) {
     ProcessShare share = decode_share(parts[p]);
-    if (!share.error.empty() && !failed) throw std::runtime_error(fmt::format("MPI process {}: {}", p, share.error));
+    if (!share.error.empty() && !failed) {
+      if (share.error.starts_with(kInputTag)) throw InputError::relayed(share.error.substr(kInputTag.size()));
+      throw std::runtime_error(fmt::format("MPI process {}: {}", p, share.error));
+    }
     for (auto& [tag, run] : share.runs) {
       if (tag < rows) {
         sims.rows[tag] = std::move(run);
@@ -508,7 +522,7 @@ SweepResult sweep_rows(const Scenario& scenario, const SweepAxes& axes, sim::Chr
     failed = std::current_exception();
   }
   if (part.count > 1) {
-    const bool first = gather_simulations(part, sims, failed);
+    const bool first = gather_simulations(part, sims, failed, scenario.source);
     if (failed) std::rethrow_exception(failed);
     if (!first) {
       out.complete = false;

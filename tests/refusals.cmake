@@ -49,3 +49,6 @@ ddpsim_cli_test(run_world_size_past_cluster 2 "key '--world-size': value 9: expe
 ddpsim_cli_test(extreme_zero_step 0 "\n2 +0.000 +0.000 +- +-\n" run ${CMAKE_CURRENT_SOURCE_DIR}/extreme/zero_step.yaml)
 ddpsim_cli_test(extreme_huge_times 0 "\n8 +887078656000.0 887078656000.0 0.0x +0.2%"
                 run ${CMAKE_CURRENT_SOURCE_DIR}/extreme/huge_times_fsdp.yaml)
+# advise refuses a scenario whose every configuration would pass ddpsim run's budget.
+ddpsim_cli_test(advise_past_budget 2 "jitter_past_budget.yaml: the run is estimated at .*--max-rank-ops to raise the budget"
+                advise ${CMAKE_CURRENT_SOURCE_DIR}/refused/jitter_past_budget.yaml)
