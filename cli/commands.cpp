@@ -141,16 +141,21 @@ int run(const RunOptions& opt, const ddpsim::cli::MpiSession& mpi) {
   return 0;
 }
 
+// The work budget's options (run, report, advise: one run each).
+void add_budget(CLI::App* cmd, ddpsim::scenarios::WorkBudget& budget) {
+  cmd->add_option("--max-rank-ops", budget.max_rank_ops,
+                  "Refuse a run estimated past this many rank-operations (default 2e11; ddpsim check prints the estimate)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-memory-gb", budget.max_memory_gb,
+                  "Refuse a run whose state and trace are estimated past this many GB (default 8)")
+      ->check(CLI::PositiveNumber);
+}
+
 // run's and report's --world-size and budget options.
 void add_run_limits(CLI::App* cmd, RunOptions& opt) {
   cmd->add_option("--world-size", opt.world_sizes, "World sizes to run, comma-separated, instead of the scenario's")
       ->delimiter(',')->check(CLI::Range(1, ddpsim::scenarios::kMaxWorldSize));
-  cmd->add_option("--max-rank-ops", opt.budget.max_rank_ops,
-                  "Refuse a run estimated past this many rank-operations (default 2e11; ddpsim check prints the estimate)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--max-memory-gb", opt.budget.max_memory_gb,
-                  "Refuse a run whose state and trace are estimated past this many GB (default 8)")
-      ->check(CLI::PositiveNumber);
+  add_budget(cmd, opt.budget);
 }
 
 int buckets(const std::string& path, const std::string& json) {
@@ -424,12 +429,7 @@ int main(int argc, char** argv) {
   advise_cmd->add_option("--html", ao.html, "Write the ranking and every configuration's objective against memory "
                                             "as one self-contained HTML page");
   advise_cmd->add_option("--top", ao.top, "Configurations printed (default 20; --json has all)")->check(CLI::Range(1, 1 << 20));
-  advise_cmd->add_option("--max-rank-ops", ao.budget.max_rank_ops,
-                         "Refuse when one configuration's run is estimated past this many rank-operations (default 2e11)")
-      ->check(CLI::PositiveNumber);
-  advise_cmd->add_option("--max-memory-gb", ao.budget.max_memory_gb,
-                         "Refuse when one configuration's run is estimated past this many GB (default 8)")
-      ->check(CLI::PositiveNumber);
+  add_budget(advise_cmd, ao.budget);
   advise_cmd->add_option("--threads", ao.threads, "Simulations at once (default 1); the advice is the same at any count")
       ->check(CLI::Range(1, 1024));
 
