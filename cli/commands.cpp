@@ -75,7 +75,8 @@ ddpsim::scenarios::Scenario prepare_run(const RunOptions& opt) {
   const auto& worlds = scenario.sweep.world_sizes;
   const int max_world = *std::max_element(worlds.begin(), worlds.end());
   const int traced_ranks = opt.trace.empty() ? 0 : (opt.trace_ranks == 0 ? max_world : opt.trace_ranks);
-  ddpsim::scenarios::check_budget(scenario, ddpsim::scenarios::estimate_work(scenario, traced_ranks), opt.budget);
+  const bool json = !opt.json.empty() || !opt.html.empty();
+  ddpsim::scenarios::check_budget(scenario, ddpsim::scenarios::estimate_work(scenario, traced_ranks, json), opt.budget);
   return scenario;
 }
 

@@ -1,5 +1,5 @@
 // libFuzzer target: a scenario loaded and run, as `ddpsim run FILE --json`
-// does, with the work bounded (a budget of 2e6 rank-operations and 256 MB:
+// does, with the work bounded (a budget of 2e5 rank-operations and 256 MB:
 // past it the run is refused, as ddpsim run refuses past its own). What only
 // a run reaches is fuzzed here: the times the models form (an overflow must
 // be refused, never a number), the engine, the table and the JSON. Bad input
@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const sc::Scenario s = sc::load_scenario(path);
     if (s.engine == "simgrid" && !ddpsim::netsim::simgrid_available()) return 0;  // ddpsim run refuses it
-    sc::check_budget(s, sc::estimate_work(s), sc::WorkBudget{2e6, 0.256});
+    sc::check_budget(s, sc::estimate_work(s, 0, true), sc::WorkBudget{2e5, 0.256});
     const sc::SweepResult r = sc::run_scenario(s);
     std::ostringstream out;
     ddpsim::report::write_table(out, s, r);

@@ -16,6 +16,7 @@ struct WorkEstimate {
   double rank_ops = 0;      ///< operations completed on simulated ranks, every row together
   double memory_bytes = 0;  ///< the largest row's state (per-rank records, per-iteration records)
   double trace_bytes = 0;   ///< the trace's size, when traced
+  double json_bytes = 0;    ///< the JSON's size, when written (a record per rank of every row)
   int rows = 0;             ///< simulations in the sweep
 };
 
@@ -25,8 +26,9 @@ struct WorkBudget {
   double max_memory_gb = 8;    ///< --max-memory-gb: estimated state plus trace
 };
 
-/// `traced_ranks`: ranks of each run in the trace (0: no trace).
-WorkEstimate estimate_work(const Scenario& scenario, int traced_ranks = 0);
+/// `traced_ranks`: ranks of each run in the trace (0: no trace); `json`: the
+/// JSON (or the HTML page, built from it) is written, a record per rank.
+WorkEstimate estimate_work(const Scenario& scenario, int traced_ranks = 0, bool json = false);
 
 /// "2.1e+09 rank-operations (5 rows), about 12 MB of state": the estimate in one line.
 std::string describe(const WorkEstimate& estimate);

@@ -7,7 +7,7 @@
 # overflow simulated time or pass the work budget is refused (exit 2, named keys), never a number.
 ddpsim_expect_files(refused run)
 # ddpsim check prints the estimate run refuses on; --max-rank-ops and --max-memory-gb raise the budget.
-ddpsim_cli_test(check_estimate 0 "jitter_past_budget.yaml: ok \\(1 world size\\(s\\), 10000000 iterations\\); ddpsim run: 6.29e\\+13 rank-operations \\(2 simulations\\), about 11330 MB of state"
+ddpsim_cli_test(check_estimate 0 "jitter_past_budget.yaml: ok \\(1 world size\\(s\\), 10000000 iterations\\); ddpsim run: 6.29e\\+13 rank-operations \\(2 simulations\\), about 11464 MB of state"
                 check ${CMAKE_CURRENT_SOURCE_DIR}/refused/jitter_past_budget.yaml)
 ddpsim_cli_test(run_budget_raised 2 "past the budget of 8 GB.*--max-memory-gb to raise the budget"
                 run ${CMAKE_CURRENT_SOURCE_DIR}/refused/jitter_past_budget.yaml --max-rank-ops 1e14)
@@ -52,3 +52,7 @@ ddpsim_cli_test(extreme_huge_times 0 "\n8 +887078656000.0 887078656000.0 0.0x +0
 # advise refuses a scenario whose every configuration would pass ddpsim run's budget.
 ddpsim_cli_test(advise_past_budget 2 "jitter_past_budget.yaml: the run is estimated at .*--max-rank-ops to raise the budget"
                 advise ${CMAKE_CURRENT_SOURCE_DIR}/refused/jitter_past_budget.yaml)
+# The JSON is part of the work: 2^20 ranks' records (4.4 GB to build, an 815 MB file) pass a 2 GB budget.
+ddpsim_cli_test(run_json_past_budget 2 "a [0-9]+ MB JSON: past the budget of 2 GB; .*no --json or --html at this many ranks"
+                run ${CMAKE_CURRENT_SOURCE_DIR}/refused/latency_huge_world.yaml --world-size 1048576 --json x.json
+                --max-memory-gb 2)
