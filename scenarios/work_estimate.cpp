@@ -13,7 +13,7 @@ namespace {
 // Bytes a simulation holds per simulated rank and per iteration, and the
 // trace's bytes per event: measured with /usr/bin/time on jitter-straggler
 // runs (65,536 ranks x 100 and 1,000 iterations; 1,024 ranks x 100,000),
-// rounded up (docs/scenario-format.md#work-and-memory-budget).
+// rounded up (docs/scenario-format.md, "Work and memory budget").
 constexpr double kBytesPerRank = 1024;
 constexpr double kBytesPerIteration = 1024;
 constexpr double kFixedBytes = 16e6;
