@@ -5,16 +5,20 @@
 
 #include "cli/torch_verbs.hpp"
 
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include "report/sweep_report.hpp"
+#include "scenarios/scenario.hpp"
 
 namespace ddpsim::cli {
 
@@ -74,6 +78,37 @@ std::vector<std::string> candidates() {
   return out;
 }
 
+// `--cluster S.yaml` (before any `--`): the scenario's path, or "" when not given.
+std::string cluster_option(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) break;
+    if (std::strcmp(argv[i], "--cluster") == 0 && i + 1 < argc) return argv[i + 1];
+    if (std::strncmp(argv[i], "--cluster=", 10) == 0) return argv[i] + 10;
+  }
+  return {};
+}
+
+// Loads S.yaml through the scenario loader (its errors, located, exit 2) and
+// hands its cluster section to ddpsim_torch as DDPSIM_CLUSTER_JSON: one
+// file, read by one parser, for the emulation and the prediction.
+bool hand_over_cluster(const std::string& path) {
+  try {
+    const scenarios::Scenario s = scenarios::load_scenario(path);
+    if (!s.job.cluster) {
+      throw scenarios::InputError({path, 1, 1}, "cluster", "(none)",
+                                  "expected a cluster: section describing the nodes to emulate (docs/emulated-network.md)");
+    }
+    const std::string json = report::cluster_to_json(s);
+    setenv("DDPSIM_CLUSTER_JSON", json.c_str(), 1);
+    return true;
+  } catch (const scenarios::InputError& e) {
+    fmt::print(stderr, "ddpsim: error: --cluster: {}\n", e.what());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "ddpsim: error: --cluster {}: {}\n", path, e.what());
+  }
+  return false;
+}
+
 }  // namespace
 
 bool is_torch_verb(const char* verb) {
@@ -82,10 +117,14 @@ bool is_torch_verb(const char* verb) {
 }
 
 int run_torch_verb(int argc, char** argv) {
+  if (const std::string cluster = cluster_option(argc, argv); !cluster.empty() && !hand_over_cluster(cluster)) {
+    return 2;
+  }
   const std::string package = package_dir();
   if (package.empty()) {
-    fmt::print(stderr, "ddpsim: error: the ddpsim_torch package is not found (set DDPSIM_PYTHONPATH to the folder "
-                       "holding ddpsim_torch/)\n");
+    fmt::print(stderr,
+               "ddpsim: error: the ddpsim_torch package is not found (set DDPSIM_PYTHONPATH to the folder "
+               "holding ddpsim_torch/)\n");
     return 2;
   }
   std::string python, tried;
@@ -97,9 +136,11 @@ int run_torch_verb(int argc, char** argv) {
     }
   }
   if (python.empty()) {
-    fmt::print(stderr, "ddpsim: error: no Python interpreter with torch (tried {}); make one from the pins "
-                       "(python3 -m venv V && V/bin/pip install -r {}/requirements.txt) and set DDPSIM_PYTHON=V/bin/python, "
-                       "or in a source checkout run scripts/setup.sh\n", tried, package);
+    fmt::print(stderr,
+               "ddpsim: error: no Python interpreter with torch (tried {}); make one from the pins "
+               "(python3 -m venv V && V/bin/pip install -r {}/requirements.txt) and set DDPSIM_PYTHON=V/bin/python, "
+               "or in a source checkout run scripts/setup.sh\n",
+               tried, package);
     return 2;
   }
   const char* old = std::getenv("PYTHONPATH");

@@ -1,25 +1,23 @@
 #include "report/sweep_report.hpp"
-#include "present/columns.hpp"
-
-#include "scenarios/memory_plan.hpp"
-#include "report/link_report.hpp"
-#include "report/program_report.hpp"
-#include "report/rounding.hpp"
-
-#include <algorithm>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "models/baseline.hpp"
 #include "models/nccl_model.hpp"
+#include "present/columns.hpp"
 #include "present/efficiency.hpp"
 #include "present/plot.hpp"
+#include "report/link_report.hpp"
+#include "report/program_report.hpp"
+#include "report/rounding.hpp"
+#include "scenarios/memory_plan.hpp"
 #include "sim/build_info.hpp"
 
 namespace ddpsim::report {
@@ -134,10 +132,12 @@ void write_failure(std::ostream& out, const models::RunResult& r) {
   }
   if (!r.misalignments.empty()) {
     const models::MisalignedPair& m = r.misalignments.front();
-    fmt::print(out, "{}W={}: {} collective(s) completed silently misaligned; the first, collective_seq_id {}: rank {}'s {} of "
-               "iteration {} was averaged with rank {}'s {} of iteration {}\n",
-               r.failure ? "  " : "\n", r.world_size, r.misalignments.size(), m.sequence + 1, m.rank, m.op, m.iteration,
-               m.with_rank, m.with_op, m.with_iteration);
+    fmt::print(
+        out,
+        "{}W={}: {} collective(s) completed silently misaligned; the first, collective_seq_id {}: rank {}'s {} of "
+        "iteration {} was averaged with rank {}'s {} of iteration {}\n",
+        r.failure ? "  " : "\n", r.world_size, r.misalignments.size(), m.sequence + 1, m.rank, m.op, m.iteration,
+        m.with_rank, m.with_op, m.with_iteration);
   }
 }
 
@@ -168,11 +168,13 @@ ordered_json failure_json(const models::FailureReport& f) {
           {"detection", f.detection}};
 }
 
-double s6(sim::Time t) { return std::round(t.ms() * 1e3) / 1e6; }  // seconds, to the microsecond
+double s6(sim::Time t) {
+  return std::round(t.ms() * 1e3) / 1e6;
+}  // seconds, to the microsecond
 
 ordered_json recovery_json(const models::Recovery& r) {
   return {{"at_hours", ratio6(r.at_hours)}, {"detection_s", s6(r.detection)}, {"relaunch_s", s6(r.relaunch)},
-          {"reload_s", s6(r.reload)},        {"recompute_s", s6(r.recompute)}, {"total_s", s6(r.total())},
+          {"reload_s", s6(r.reload)},       {"recompute_s", s6(r.recompute)}, {"total_s", s6(r.total())},
           {"fell_back", r.fell_back}};
 }
 
@@ -219,8 +221,10 @@ ordered_json resilience_json(const SweepRow& row) {
     if (e.resume) {
       std::vector<std::size_t> per_rank;
       for (const auto& r : e.resume->ranks) per_rank.push_back(r.size());
-      k["resume"] = {{"consumed", e.resume->consumed}, {"remaining_per_rank", per_rank},
-                     {"duplicates", e.resume->duplicates}, {"omissions", e.resume->omissions}};
+      k["resume"] = {{"consumed", e.resume->consumed},
+                     {"remaining_per_rank", per_rank},
+                     {"duplicates", e.resume->duplicates},
+                     {"omissions", e.resume->omissions}};
     }
     j["elastic"] = std::move(k);
   }
@@ -232,31 +236,38 @@ void write_resilience(std::ostream& out, const SweepRow& row) {
   if (row.crash_recovery) {
     const CrashRecovery& c = *row.crash_recovery;
     const models::Recovery& r = c.recovery;
-    fmt::print(out, "\nW={}: restart after the crash at {:.1f} min: {:.1f} min = detection {:.1f} s + relaunch {:.1f} s + "
+    fmt::print(out,
+               "\nW={}: restart after the crash at {:.1f} min: {:.1f} min = detection {:.1f} s + relaunch {:.1f} s + "
                "reload {:.1f} s + recompute {:.1f} s; budget {:g} min: {}\n",
                w, r.at_hours * 60, r.total().ms() / 60000, r.detection.ms() / 1000, r.relaunch.ms() / 1000,
                r.reload.ms() / 1000, r.recompute.ms() / 1000, c.budget_min, c.within_budget ? "met" : "MISSED");
-    fmt::print(out, "  a watchdog detecting it would have to fire within {:.0f} s to meet the budget "
-               "(PyTorch's NCCL default is 600 s, 1800 s before 2.2)\n", c.max_watchdog_s);
+    fmt::print(out,
+               "  a watchdog detecting it would have to fire within {:.0f} s to meet the budget "
+               "(PyTorch's NCCL default is 600 s, 1800 s before 2.2)\n",
+               c.max_watchdog_s);
   }
   if (row.restarts) {
     const models::RestartReport& r = *row.restarts;
     sim::Time lost;
     for (const auto& rec : r.recoveries) lost += rec.recompute;
-    fmt::print(out, "\nW={}: over {:g} h, {} failure(s) (job MTBF {:.0f} min): {:.2f} h of work lost, goodput {:.1f}% "
+    fmt::print(out,
+               "\nW={}: over {:g} h, {} failure(s) (job MTBF {:.0f} min): {:.2f} h of work lost, goodput {:.1f}% "
                "(expected {:.1f}%)\n",
                w, r.horizon_hours, r.recoveries.size(), r.job_mtbf_minutes, lost.ms() / 3.6e6, 100 * r.goodput,
                100 * r.expected_goodput_at_interval);
-    fmt::print(out, "  checkpoint interval: Young {:.1f} min, Daly {:.1f} min, best {:.1f} min (expected goodput {:.1f}%)\n",
+    fmt::print(out,
+               "  checkpoint interval: Young {:.1f} min, Daly {:.1f} min, best {:.1f} min (expected goodput {:.1f}%)\n",
                r.young_minutes, r.daly_minutes, r.best_minutes, 100 * r.expected_goodput_at_best);
   }
   if (row.elastic) {
     const ElasticRestart& e = *row.elastic;
-    fmt::print(out, "  elastic restart on {} ranks: step {} ms, global batch {} (learning rate x {:.3g} by the linear "
+    fmt::print(out,
+               "  elastic restart on {} ranks: step {} ms, global batch {} (learning rate x {:.3g} by the linear "
                "scaling rule)\n",
                e.world_size, e.step_ms ? fmt::format("{:.1f}", *e.step_ms) : "-", e.global_batch, e.lr_scale);
     if (e.resume) {
-      fmt::print(out, "  the epoch resumes after {} examples; the rest are spread over {} ranks: {} duplicate(s), "
+      fmt::print(out,
+                 "  the epoch resumes after {} examples; the rest are spread over {} ranks: {} duplicate(s), "
                  "{} omission(s)\n",
                  e.resume->consumed, e.world_size, e.resume->duplicates.size(), e.resume->omissions.size());
     }
@@ -265,18 +276,24 @@ void write_resilience(std::ostream& out, const SweepRow& row) {
 
 }  // namespace
 
-std::string buckets_to_json(const Scenario& scenario) { return buckets_json(scenario.job).dump(2) + "\n"; }
+std::string buckets_to_json(const Scenario& scenario) {
+  return buckets_json(scenario.job).dump(2) + "\n";
+}
 
-std::string sampler_to_json(const models::SamplerAudit& audit) { return sampler_json(audit).dump(2) + "\n"; }
+std::string sampler_to_json(const models::SamplerAudit& audit) {
+  return sampler_json(audit).dump(2) + "\n";
+}
 
 void write_buckets(std::ostream& out, const Scenario& scenario) {
   const models::DdpJob& job = scenario.job;
   const auto print = [&](const std::vector<models::Bucket>& buckets) {
-    fmt::print(out, "  {:<7}{:>13}  {:>9}  {:<10}{:<8}{}\n", "bucket", "bytes", "MiB", "dtype", "params", "first .. last");
+    fmt::print(out, "  {:<7}{:>13}  {:>9}  {:<10}{:<8}{}\n", "bucket", "bytes", "MiB", "dtype", "params",
+               "first .. last");
     for (std::size_t i = 0; i < buckets.size(); ++i) {
       const auto& b = buckets[i];
-      fmt::print(out, "  {:<7}{:>13}  {:>9.3f}  {:<10}{:<8}{} .. {}\n", i, b.bytes, static_cast<double>(b.bytes) / models::kMiB,
-                 models::to_string(b.dtype), b.params.size(), job.model.parameters[static_cast<std::size_t>(b.params.front())].name,
+      fmt::print(out, "  {:<7}{:>13}  {:>9.3f}  {:<10}{:<8}{} .. {}\n", i, b.bytes,
+                 static_cast<double>(b.bytes) / models::kMiB, models::to_string(b.dtype), b.params.size(),
+                 job.model.parameters[static_cast<std::size_t>(b.params.front())].name,
                  job.model.parameters[static_cast<std::size_t>(b.params.back())].name);
     }
   };
@@ -288,7 +305,8 @@ void write_buckets(std::ostream& out, const Scenario& scenario) {
   print(models::initial_buckets(job.model, job.ddp));
   const auto rebuilt = models::rebuilt_buckets(job.model, job.ddp);
   if (rebuilt) {
-    fmt::print(out, "\nrebuilt buckets (gradient-ready order, from iteration {}):\n", *models::rebuild_iteration(job.ddp));
+    fmt::print(out, "\nrebuilt buckets (gradient-ready order, from iteration {}):\n",
+               *models::rebuild_iteration(job.ddp));
     print(*rebuilt);
   } else {
     fmt::print(out, "\nno rebuild: find_unused_parameters without static_graph keeps the initial buckets\n");
@@ -330,14 +348,15 @@ std::string fabric_text(const models::Fabric& f) {
 }
 
 std::string cluster_line(const models::ClusterSpec& c, const models::DdpJob& job) {
-  std::string out = fmt::format("cluster: {} node(s) x {} GPUs, intra {}", c.nodes, c.gpus_per_node, fabric_text(c.intra));
+  std::string out =
+      fmt::format("cluster: {} node(s) x {} GPUs, intra {}", c.nodes, c.gpus_per_node, fabric_text(c.intra));
   if (c.pcie_switches() > 1) {
     out += fmt::format(" ({} GPUs per PCIe switch, {:g} GB/s uplinks)", c.gpus_per_switch, c.switch_uplink_GBps);
   }
   if (c.nodes > 1) out += fmt::format(", {} NIC(s) per node, inter {}", c.nics_per_node, fabric_text(c.inter));
   if (job.collective_model == models::CollectiveModel::kNccl) {
-    return out + fmt::format("; {} GPUs, NCCL's tuning model (floor {:g} us, bandwidth x {:g})", models::to_string(*c.gpu),
-                             job.network.launch_overhead.us(), job.nccl_bandwidth_scale);
+    return out + fmt::format("; {} GPUs, NCCL's tuning model (floor {:g} us, bandwidth x {:g})",
+                             models::to_string(*c.gpu), job.network.launch_overhead.us(), job.nccl_bandwidth_scale);
   }
   if (job.algorithm == models::Algorithm::kAuto) {
     return out + "; algorithm auto (per call: a ring with a channel per NIC, or a hierarchical all-reduce)";
@@ -387,11 +406,13 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
     fmt::print(out, "\n");
   }
   if (scenario.parallelism == Parallelism::kFsdp) {
-    fmt::print(out, "\nclosed_form: the named baseline, compute + every unit's all-gathers and reduce-scatter "
-                    "unoverlapped, no simulation (docs/fsdp.md#the-step)\n");
+    fmt::print(out,
+               "\nclosed_form: the named baseline, compute + every unit's all-gathers and reduce-scatter "
+               "unoverlapped, no simulation (docs/fsdp.md#the-step)\n");
   } else {
-    fmt::print(out, "\nclosed_form: the named baseline, compute + every bucket's ring all-reduce unoverlapped + the "
-                    "straggler term, no simulation (docs/cost-models.md)\n");
+    fmt::print(out,
+               "\nclosed_form: the named baseline, compute + every bucket's ring all-reduce unoverlapped + the "
+               "straggler term, no simulation (docs/cost-models.md)\n");
   }
   if (scenario.parallelism == Parallelism::kDdp && job.ddp.comm_hook.kind != models::CommHookKind::kAllReduce) {
     write_comm_hook(out, job);
@@ -535,54 +556,72 @@ ordered_json run_json(const Scenario& scenario, const SweepRow& row) {
   return run;
 }
 
+// The scenario's cluster section as the JSON's "cluster" (and `ddpsim network --cluster`'s description).
+ordered_json cluster_doc(const Scenario& scenario) {
+  const models::ClusterSpec* c = &*scenario.job.cluster;
+  const auto fabric = [](const models::Fabric& f) {
+    ordered_json j = {{"topology", models::to_string(f.topology)},
+                      {"bandwidth_GBps", f.bandwidth_GBps},
+                      {"latency_us", f.latency.us()},
+                      {"duplex", f.full_duplex ? "full" : "half"}};
+    if (f.topology == models::Fabric::Topology::kFatTree) {
+      j["nodes_per_switch"] = f.nodes_per_switch;
+      j["oversubscription"] = f.oversubscription;
+    }
+    if (f.collnet) j["collnet"] = true;
+    return j;
+  };
+  ordered_json doc = {{"nodes", c->nodes},
+                      {"gpus_per_node", c->gpus_per_node},
+                      {"intra", fabric(c->intra)},
+                      {"nics_per_node", c->nics_per_node},
+                      {"inter", c->nodes > 1 ? fabric(c->inter) : ordered_json(nullptr)},
+                      {"algorithm", models::to_string(scenario.job.algorithm)}};
+  if (c->pcie_switches() > 1) {
+    doc["intra"]["gpus_per_switch"] = c->gpus_per_switch;
+    doc["intra"]["uplink_GBps"] = c->switch_uplink_GBps;
+  }
+  if (scenario.job.collective_model == models::CollectiveModel::kNccl) {
+    doc["gpu"] = models::to_string(*c->gpu);
+    doc["collective_model"] = {{"model", "nccl"},
+                               {"nccl_version", "2.30.7"},
+                               {"floor_us", scenario.job.network.launch_overhead.us()},
+                               {"bandwidth_scale", scenario.job.nccl_bandwidth_scale}};
+  }
+  return doc;
+}
+
 }  // namespace
+
+std::string cluster_to_json(const Scenario& scenario) {
+  return cluster_doc(scenario).dump();
+}
 
 std::string to_json(const Scenario& scenario, const SweepResult& result) {
   ordered_json doc;
   doc["scenario"] = scenario.name;
   doc["engine"] = result.engine;
   if (const auto c = scenarios::caveats(scenario); !c.empty()) doc["caveats"] = c;
-  if (const auto& c = scenario.job.cluster) {
-    const auto fabric = [](const models::Fabric& f) {
-      ordered_json j = {{"topology", models::to_string(f.topology)},
-                        {"bandwidth_GBps", f.bandwidth_GBps},
-                        {"latency_us", f.latency.us()},
-                        {"duplex", f.full_duplex ? "full" : "half"}};
-      if (f.topology == models::Fabric::Topology::kFatTree) {
-        j["nodes_per_switch"] = f.nodes_per_switch;
-        j["oversubscription"] = f.oversubscription;
-      }
-      if (f.collnet) j["collnet"] = true;
-      return j;
-    };
-    doc["cluster"] = {{"nodes", c->nodes}, {"gpus_per_node", c->gpus_per_node}, {"intra", fabric(c->intra)},
-                      {"nics_per_node", c->nics_per_node}, {"inter", c->nodes > 1 ? fabric(c->inter) : ordered_json(nullptr)},
-                      {"algorithm", models::to_string(scenario.job.algorithm)}};
-    if (c->pcie_switches() > 1) {
-      doc["cluster"]["intra"]["gpus_per_switch"] = c->gpus_per_switch;
-      doc["cluster"]["intra"]["uplink_GBps"] = c->switch_uplink_GBps;
-    }
-    if (scenario.job.collective_model == models::CollectiveModel::kNccl) {
-      doc["cluster"]["gpu"] = models::to_string(*c->gpu);
-      doc["cluster"]["collective_model"] = {{"model", "nccl"}, {"nccl_version", "2.30.7"},
-                                            {"floor_us", scenario.job.network.launch_overhead.us()},
-                                            {"bandwidth_scale", scenario.job.nccl_bandwidth_scale}};
-    }
-  }
+  if (scenario.job.cluster) doc["cluster"] = cluster_doc(scenario);
   if (const auto& s = result.simgrid) {
-    doc["simgrid"] = {{"hosts", s->hosts}, {"links", s->links}, {"collectives_simulated", s->collectives},
+    doc["simgrid"] = {{"hosts", s->hosts},
+                      {"links", s->links},
+                      {"collectives_simulated", s->collectives},
                       {"transfers", s->transfers}};
   }
   doc["seed"] = scenario.seed;
   // The host is left out on purpose: the same scenario and seed give
   // byte-identical output on any machine (measured results carry their host).
-  doc["provenance"] = {{"ddpsim_version", sim::ddpsim_version()},
-                       {"git_commit", sim::git_commit()},
-                       {"scenario_sha256", scenario.sha256},
-                       {"calibration", scenario.calibration.empty() ? ordered_json(nullptr)
-                                                                   : ordered_json(std::filesystem::path(scenario.calibration).filename().string())},
-                       {"calibration_sha256", scenario.calibration.empty() ? ordered_json(nullptr) : ordered_json(scenario.calibration_sha256)},
-                       {"seed", scenario.seed}};
+  doc["provenance"] = {
+      {"ddpsim_version", sim::ddpsim_version()},
+      {"git_commit", sim::git_commit()},
+      {"scenario_sha256", scenario.sha256},
+      {"calibration", scenario.calibration.empty()
+                          ? ordered_json(nullptr)
+                          : ordered_json(std::filesystem::path(scenario.calibration).filename().string())},
+      {"calibration_sha256",
+       scenario.calibration.empty() ? ordered_json(nullptr) : ordered_json(scenario.calibration_sha256)},
+      {"seed", scenario.seed}};
   ordered_json runs = ordered_json::array();
   for (const SweepRow& row : result.rows) runs.push_back(run_json(scenario, row));
   doc["runs"] = std::move(runs);

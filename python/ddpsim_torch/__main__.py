@@ -1,8 +1,9 @@
 """python3 -m ddpsim_torch VERB ...: the command line (python/README.md)."""
 import argparse
+import signal
 import sys
 
-from . import fit, hooks, network, recipe
+from . import fabric, fit, hooks, network, recipe
 
 
 def _world_sizes(text):
@@ -67,6 +68,25 @@ def _hook_options(p, what):
                         "start_powerSGD_iter=3, ...); repeatable")
 
 
+def _network_verb(n, args, argv):
+    if (args.rate is None) == (args.cluster is None):
+        n.error("give RATE (one switch) or --cluster S.yaml, not both")
+    if args.cluster is None:
+        if args.ranks is None:
+            n.error("RATE needs --ranks W")
+        return network.run(args)
+    if not args.command:
+        raise fabric.FabricError("no command to run: network --cluster S.yaml -- COMMAND ...")
+    cluster = fabric.cluster_from_environment()
+    if cluster is None:
+        raise fabric.FabricError(f"--cluster {args.cluster}: run it as `ddpsim network --cluster ...`, whose loader "
+                                 "reads the scenario's cluster: section")
+    from . import fabric_build, fabric_run
+    fabric_build.enter_pid_namespace(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    return fabric_run.run(args, cluster)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python3 -m ddpsim_torch", description=__doc__)
     verbs = parser.add_subparsers(dest="verb", required=True)
@@ -118,8 +138,12 @@ def main(argv=None):
     _network_options(m)
     n = verbs.add_parser("network", help="run a command (torchrun, mpirun, ...) on an emulated network: each rank a "
                                          "host behind a RATE link (docs/emulated-network.md)")
-    n.add_argument("rate", type=_argparse_type(network.parse_rate), help="each rank's link: 1gbit, 400mbit, ...")
-    n.add_argument("--ranks", type=_positive, required=True, help="ranks (addresses 127.0.0.2 ...)")
+    n.add_argument("rate", nargs="?", type=_argparse_type(network.parse_rate),
+                   help="one switch on a loopback: each rank's link, 1gbit, 400mbit, ... (or --cluster)")
+    n.add_argument("--cluster", metavar="S.yaml",
+                   help="a cluster of hosts as S.yaml's cluster: section describes it (namespaces, bridges, "
+                        "shaped veths; docs/emulated-network.md)")
+    n.add_argument("--ranks", type=_positive, help="ranks (with --cluster: default nodes x gpus_per_node)")
     n.add_argument("--slow-rank", type=_argparse_type(network.parse_slow_rank), action="append", metavar="R:FRACTION",
                    help="rank R's link at FRACTION of RATE (a slow NIC); repeatable")
     n.add_argument("--check-out", help="write the shaping check (each link's measured rate) here as JSON")
@@ -130,8 +154,8 @@ def main(argv=None):
     if args.verb == "network":
         args.command = command
         try:
-            return network.run(args)
-        except network.NetworkError as e:
+            return _network_verb(n, args, argv)
+        except (network.NetworkError, fabric.FabricError) as e:
             print(f"ddpsim_torch: error: {e}", file=sys.stderr)
             return 2
     if getattr(args, "slow_rank", None) and not args.network:

@@ -1,0 +1,177 @@
+"""Checking an emulated cluster's links and running a command once per host on it.
+
+The check: each rank sends to its ring successor in turn (a socket transfer
+made in the two hosts' namespaces, timed over its last 80 %), which crosses
+every host's link both ways and every uplink the ring crosses; the reading
+must come within 3 % of the slowest shaped link on the way (the best of up
+to three tries: a transfer starved of CPU reads low, none reads past the cap).
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+from . import fabric_build
+from .fabric import FabricError, Layout
+
+TOLERANCE = 0.03
+CHECK_S = 0.4  # each transfer: about 0.4 s at the cap
+
+
+def _socket_in(ns, name, make):
+    own = os.open("/proc/self/ns/net", os.O_RDONLY)
+    try:
+        fabric_build.setns_net(ns.path(name))
+        return make()
+    finally:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).setns(own, fabric_build.CLONE_NEWNET)
+        os.close(own)
+
+
+def transfer(ns, layout, src, dst, nbytes):
+    """Bits per second from rank src to rank dst over the transfer's last 80 %."""
+    server = _socket_in(ns, f"host{dst}", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+    server.bind((layout.hosts[dst]["address"], 0))
+    server.listen(1)
+    result = {}
+
+    def receive():
+        conn, _ = server.accept()
+        got, start, buf = 0, None, bytearray(1 << 20)
+        while got < nbytes:
+            n = conn.recv_into(buf)
+            if not n:
+                break
+            got += n
+            if start is None and got >= nbytes // 5:
+                start = (time.monotonic(), got)
+        if start:
+            result["bps"] = (got - start[1]) * 8 / max(1e-9, time.monotonic() - start[0])
+        conn.close()
+
+    t = threading.Thread(target=receive)
+    t.start()
+    client = _socket_in(ns, f"host{src}", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+    client.settimeout(60)
+    client.connect(server.getsockname())
+    client.sendall(bytes(nbytes))
+    client.close()
+    t.join()
+    server.close()
+    return result.get("bps", 0.0)
+
+
+def check(layout, ns):
+    """Measure each rank's transfer to the next; raise past TOLERANCE. The check's record."""
+    paths = []
+    for src in range(layout.ranks if layout.ranks > 1 else 0):
+        dst = (src + 1) % layout.ranks
+        shaped = [link.rate_bps for link, _ in layout.path(src, dst) if link.rate_bps is not None]
+        cap = min(shaped) if shaped else None
+        nbytes = int((cap or 2e9) / 8 * CHECK_S)
+        measured = 0.0
+        for _ in range(3):
+            measured = max(measured, transfer(ns, layout, src, dst, nbytes))
+            if cap is None or abs(measured / cap - 1) <= TOLERANCE:
+                break
+        entry = {"from": src, "to": dst, "cap_bps": None if cap is None else round(cap),
+                 "measured_bps": round(measured),
+                 "error_pct": None if cap is None else round((measured / cap - 1) * 100, 2),
+                 "links": [link.name for link, _ in layout.path(src, dst)]}
+        paths.append(entry)
+        if cap is not None and abs(entry["error_pct"]) > TOLERANCE * 100:
+            raise FabricError(f"rank {src} to rank {dst} measured {measured / 1e6:.1f} Mbit/s against the "
+                              f"{cap / 1e6:.1f} of its slowest link ({entry['error_pct']:+.1f} %, past "
+                              f"{TOLERANCE * 100:.0f} %): the shaping does not hold on this machine")
+    record = layout.describe()
+    record.update({"capped": "both directions of every link (tbf on each veth end's egress)", "duplex": "full",
+                   "tolerance_pct": TOLERANCE * 100, "checked": paths})
+    return record
+
+
+def describe(record):
+    parts = [f"{p['from']}->{p['to']} {p['measured_bps'] / 1e6:.1f}" for p in record["checked"]]
+    return (f"emulated cluster of {record['ranks']} host(s) ({record['layout']}), measured (Mbit/s): "
+            f"{', '.join(parts) or 'nothing to check with one host'}")
+
+
+def rank_environment(layout, rank, record_path, port):
+    h = layout.hosts[rank]
+    local_world = sum(1 for o in layout.hosts if o["node"] == h["node"])
+    env = dict(os.environ)
+    for k in ("LD_PRELOAD", "DDPSIM_RANK_ADDRS", "DDPSIM_RANK_ADDR", fabric_build.INSIDE):
+        env.pop(k, None)
+    env.update({
+        "RANK": str(rank), "LOCAL_RANK": str(h["local"]), "WORLD_SIZE": str(layout.ranks),
+        "LOCAL_WORLD_SIZE": str(local_world), "GROUP_RANK": str(h["node"]), "NODE_RANK": str(h["node"]),
+        "MASTER_ADDR": layout.hosts[0]["address"], "MASTER_PORT": str(port),
+        "DDPSIM_HOST_ADDR": h["address"], "DDPSIM_NETWORK_CHECK": record_path,
+        "GLOO_SOCKET_IFNAME": "eth0", "NCCL_SOCKET_IFNAME": "eth0", "TP_SOCKET_IFNAME": "eth0",
+    })
+    return env
+
+
+def make(layout, record_path=None):
+    """Build the cluster and check it: (namespaces, record, the record's path)."""
+    ns = fabric_build.Namespaces()
+    try:
+        fabric_build.build(layout, ns)
+        record = check(layout, ns)
+    except BaseException:
+        ns.close()
+        raise
+    if record_path is None:
+        record_path = os.path.join(tempfile.mkdtemp(prefix="ddpsim_cluster."), "check.json")
+    with open(record_path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(record, indent=2) + "\n")
+    return ns, record, record_path
+
+
+def launch(layout, ns, command, record_path, port=29500, grace_s=10.0):
+    """COMMAND once a rank, each in its host's namespace; the first non-zero exit code (0 if none). When
+    one rank fails the others get grace_s to end, then SIGTERM, then SIGKILL (as torchrun's agent)."""
+    procs = [subprocess.Popen(ns.prefix(f"host{r}") + command, env=rank_environment(layout, r, record_path, port))
+             for r in range(layout.ranks)]
+    first, failed_at = 0, None
+    try:
+        while any(p.poll() is None for p in procs):
+            for r, p in enumerate(procs):
+                if p.returncode not in (None, 0) and first == 0:
+                    first, failed_at = p.returncode, time.monotonic()
+                    print(f"ddpsim network: rank {r} exited with {p.returncode}", flush=True)
+            if failed_at is not None and time.monotonic() - failed_at > grace_s:
+                _stop(procs)
+            time.sleep(0.05)
+        for r, p in enumerate(procs):
+            if p.returncode != 0 and first == 0:
+                first = p.returncode
+                print(f"ddpsim network: rank {r} exited with {p.returncode}", flush=True)
+    finally:
+        _stop(procs)
+    return first if first >= 0 else 128 - first
+
+
+def _stop(procs):
+    for sig, wait_s in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        alive = [p for p in procs if p.poll() is None]
+        for p in alive:
+            p.send_signal(sig)
+        deadline = time.monotonic() + wait_s
+        while any(p.poll() is None for p in alive) and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+
+def run(args, cluster):
+    """The `network --cluster` verb."""
+    layout = Layout(cluster, args.ranks, dict(args.slow_rank or []))
+    ns, record, path = make(layout, args.check_out)
+    try:
+        print(describe(record), flush=True)
+        return launch(layout, ns, args.command, path)
+    finally:
+        ns.close()
