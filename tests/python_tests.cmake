@@ -122,6 +122,16 @@ ddpsim_test(NAME network.emulated
                        ENVIRONMENT "DDPSIM_NETBIND=$<TARGET_FILE:ddpsim_netbind>"
             COMMAND sh -c "[ -x ${DDPSIM_PYTHON} ] || { echo 'SKIPPED: no ${DDPSIM_PYTHON}'; exit 77; }; exec ${DDPSIM_PYTHON} \"$0\" \"$1\""
                  ${CMAKE_CURRENT_SOURCE_DIR}/network_test.py ${WORK}/network)
+# The emulated cluster of hosts (tests/cluster_test.py; docs/emulated-network.md, "A cluster of hosts"):
+# refusals with exit 2, each rank in its own host with torchrun's environment, the failing rank's exit
+# code, links checked (two levels, a slow rank), incast capped at the receiver's rate, and no namespace
+# or process left after a run killed midway by SIGKILL or SIGTERM. About 40 s; skipped where not root.
+ddpsim_test(NAME network.cluster
+            REGEX "all passed"
+            NEEDS torch netns
+            PROPERTIES TIMEOUT 300 RESOURCE_LOCK torch RUN_SERIAL TRUE LABELS measurement
+            COMMAND sh -c "[ -x ${DDPSIM_PYTHON} ] || { echo 'SKIPPED: no ${DDPSIM_PYTHON}'; exit 77; }; exec ${DDPSIM_PYTHON} \"$0\" \"$1\" \"$2\""
+                 ${CMAKE_CURRENT_SOURCE_DIR}/cluster_test.py ${DDPSIM_BIN} ${WORK}/cluster)
 # The same on an emulated cluster network (docs/emulated-network.md; tests/torch_ddp_network.py): each
 # rank a host behind a 1 Gbit/s link, in a network namespace the test makes (root); skipped where none
 # can be made. The CI subset: ResNet-18 (cnn) and the embedding recipe at 1 Gbit/s, bucket caps 1 and

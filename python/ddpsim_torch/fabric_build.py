@@ -11,6 +11,7 @@ nothing can be left behind.
 import ctypes
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -18,12 +19,16 @@ import time
 from .fabric import MTU, FabricError, burst_bytes, line_kbit
 
 CLONE_NEWNET = 0x40000000
+PR_SET_PDEATHSIG = 1
 INSIDE = "DDPSIM_FABRIC_PID_NS"  # set inside the run's PID namespace
 
 
 def enter_pid_namespace(argv):
-    """Re-run this command as the first process of a new PID (and mount, for /proc) namespace, with
-    SIGKILL for it when its parent dies. Returns only inside (or raises FabricError)."""
+    """Run this command again as the first process of a new PID (and mount, for /proc) namespace and
+    return only there; here, wait for it and exit with its code. The chain: this process, `unshare
+    --kill-child` (SIGKILL for it when this process dies, by PR_SET_PDEATHSIG), the namespace's first
+    process (SIGKILL for it when unshare dies): killing this process, even by SIGKILL, kills the namespace
+    and everything in it. SIGTERM and SIGINT here do the same (unshare itself ignores them)."""
     if os.environ.get(INSIDE) == str(os.getpid()):
         return
     for tool in ("unshare", "nsenter", "ip", "tc"):
@@ -31,11 +36,22 @@ def enter_pid_namespace(argv):
             raise FabricError(f"the emulated cluster needs {tool} (util-linux and iproute2: scripts/setup.sh)")
     if os.geteuid() != 0:
         raise FabricError("the emulated cluster needs root (network namespaces, veths, bridges and tc)")
-    os.environ[INSIDE] = "1"  # the first process of the new namespace is PID 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execvp("unshare", ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", sys.executable, "-m",
-                          "ddpsim_torch", *argv])
+    env = dict(os.environ, **{INSIDE: "1"})  # the first process of the new namespace is PID 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    child = subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", sys.executable, "-m",
+                              "ddpsim_torch", *argv], env=env,
+                             preexec_fn=lambda: libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL))
+
+    stopped = []
+
+    def stop(signum, _frame):  # no wait() here: the main flow's wait holds Popen's lock
+        stopped.append(signum)
+        child.kill()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    code = child.wait()
+    sys.exit(128 + stopped[0] if stopped else code)
 
 
 class Namespaces:

@@ -139,7 +139,7 @@ def launch(layout, ns, command, record_path, port=29500, grace_s=10.0):
              for r in range(layout.ranks)]
     first, failed_at = 0, None
     try:
-        while any(p.poll() is None for p in procs):
+        while [p.poll() for p in procs].count(None) > 0:  # every rank polled (any() would stop at the first)
             for r, p in enumerate(procs):
                 if p.returncode not in (None, 0) and first == 0:
                     first, failed_at = p.returncode, time.monotonic()
