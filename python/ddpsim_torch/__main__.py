@@ -56,8 +56,11 @@ def _network_options(p):
     p.add_argument("--network", type=_argparse_type(network.parse_rate), metavar="RATE",
                    help="run the ranks on an emulated network: each a host whose link sends at RATE (1gbit, "
                         "400mbit, ...), in a private network namespace (root; docs/emulated-network.md)")
+    p.add_argument("--cluster", metavar="S.yaml",
+                   help="run the ranks on an emulated cluster of hosts as S.yaml's cluster: section describes it "
+                        "(root; docs/emulated-network.md)")
     p.add_argument("--slow-rank", type=_argparse_type(network.parse_slow_rank), action="append", metavar="R:FRACTION",
-                   help="with --network: rank R's link at FRACTION of RATE (a slow NIC); repeatable")
+                   help="with --network or --cluster: rank R's link at FRACTION of its rate (a slow NIC); repeatable")
 
 
 def _hook_options(p, what):
@@ -158,8 +161,10 @@ def main(argv=None):
         except (network.NetworkError, fabric.FabricError) as e:
             print(f"ddpsim_torch: error: {e}", file=sys.stderr)
             return 2
-    if getattr(args, "slow_rank", None) and not args.network:
-        parser.error("--slow-rank needs --network")
+    if getattr(args, "slow_rank", None) and not (args.network or args.cluster):
+        parser.error("--slow-rank needs --network or --cluster")
+    if getattr(args, "network", None) and getattr(args, "cluster", None):
+        parser.error("--network RATE (one switch) or --cluster S.yaml, not both")
     try:
         import torch  # noqa: F401
     except ImportError as e:
@@ -174,7 +179,8 @@ def main(argv=None):
             return sweep.run(args)
         if args.verb == "measure":
             return measure.run(args)
-    except (recipe.RecipeError, fit.FitError, network.NetworkError, hooks.HookError, memory.OptimizerError) as e:
+    except (recipe.RecipeError, fit.FitError, network.NetworkError, fabric.FabricError, hooks.HookError,
+            memory.OptimizerError) as e:
         print(f"ddpsim_torch: error: {e}", file=sys.stderr)
         return 2
     return 2

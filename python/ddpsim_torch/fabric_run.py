@@ -11,11 +11,12 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 
-from . import fabric_build
+from . import fabric, fabric_build
 from .fabric import FabricError, Layout
 
 TOLERANCE = 0.03
@@ -164,6 +165,36 @@ def _stop(procs):
         deadline = time.monotonic() + wait_s
         while any(p.poll() is None for p in alive) and time.monotonic() < deadline:
             time.sleep(0.05)
+
+
+_held = []  # the namespaces of a sweep's or a measure's cluster, for the life of this process
+
+
+def enter_for(args, ranks):
+    """sweep's and measure's --cluster: build the cluster for `ranks` ranks (in a PID namespace of its own)
+    and set what launch.py's ranks need to join their hosts. Words for the verb's closing line."""
+    cluster = fabric.cluster_from_environment()
+    if cluster is None:
+        raise FabricError(f"--cluster {args.cluster}: run it as `ddpsim {args.verb} ... --cluster S.yaml`, whose "
+                          "loader reads the scenario's cluster: section")
+    fabric_build.enter_pid_namespace(sys.argv[1:])
+    layout = Layout(cluster, ranks, dict(args.slow_rank or []))
+    ns, record, path = make(layout)
+    _held.append(ns)
+    os.environ.update({
+        "DDPSIM_NETWORK_CHECK": path, "GLOO_SOCKET_IFNAME": "eth0",
+        "DDPSIM_HOST_NETNS": ",".join(ns.path(f"host{r}") for r in range(layout.ranks)),
+        "DDPSIM_HOST_ADDRS": ",".join(h["address"] for h in layout.hosts)})
+    print(describe(record), flush=True)
+    return f", on the emulated cluster of {record['layout']}"
+
+
+def join_host(rank):
+    """In a rank that launch.py spawned on an emulated cluster: move it into its host's namespace."""
+    paths = os.environ.get("DDPSIM_HOST_NETNS")
+    if paths:
+        fabric_build.setns_net(paths.split(",")[rank])
+        os.environ["DDPSIM_HOST_ADDR"] = os.environ["DDPSIM_HOST_ADDRS"].split(",")[rank]
 
 
 def run(args, cluster):

@@ -9,6 +9,8 @@ import torch.multiprocessing as mp
 
 
 def _entry(rank, world, backend, store, target, args):
+    from . import fabric_run
+    fabric_run.join_host(rank)  # on an emulated cluster (fabric.py): into this rank's host
     addresses = os.environ.get("DDPSIM_RANK_ADDRS")  # on an emulated network (network.py): this rank's address,
     if addresses:                                     # which the preloaded shim binds its sockets to
         os.environ["DDPSIM_RANK_ADDR"] = addresses.split(",")[rank]

@@ -250,6 +250,9 @@ def describe(record):
 def enter_for(args, ranks):
     """sweep's and measure's --network and --slow-rank: enter the network for `ranks` ranks, or not. Words for
     the verb's closing line."""
+    if getattr(args, "cluster", None):
+        from . import fabric_run
+        return fabric_run.enter_for(args, ranks)
     if not getattr(args, "network", None):
         return ""
     enter(Shaping(args.network, ranks, dict(args.slow_rank or [])))
