@@ -67,7 +67,17 @@ struct StepSums {
   int samples = 0;
 };
 
-StepSums sum_steps(const std::vector<formats::RankLog>& logs, int warmup, std::vector<double>& rank0_steps) {
+// Whether any step of any rank breaks the step down (a log with step_ms only: StepLog's).
+bool has_breakdown(const std::vector<formats::RankLog>& logs) {
+  for (const formats::RankLog& log : logs) {
+    for (const formats::MeasuredStep& s : log.steps) {
+      if (s.compute_ms || s.exposed_comm_ms || s.data_ms) return true;
+    }
+  }
+  return false;
+}
+
+StepSums sum_steps(const std::vector<formats::RankLog>& logs, int warmup, bool breakdown, std::vector<double>& rank0_steps) {
   StepSums sums;
   for (std::size_t r = 0; r < logs.size(); ++r) {
     const formats::RankLog& log = logs[r];
@@ -75,10 +85,11 @@ StepSums sum_steps(const std::vector<formats::RankLog>& logs, int warmup, std::v
       const formats::MeasuredStep& s = log.steps[i];
       if (s.iteration < warmup || s.skipped) continue;
       if (r == 0) rank0_steps.push_back(s.step_ms);
+      ++sums.samples;
+      if (!breakdown) continue;
       sums.compute += log.need(&formats::MeasuredStep::compute_ms, "compute_ms", i);
       sums.exposed += log.need(&formats::MeasuredStep::exposed_comm_ms, "exposed_comm_ms", i);
       sums.data += log.need(&formats::MeasuredStep::data_ms, "data_ms", i);
-      ++sums.samples;
     }
   }
   return sums;
@@ -104,15 +115,16 @@ Measured read_measured(const std::string& prefix, int warmup) {
   }
   std::vector<double> steps;
   StepSums sums;
+  m.breakdown = has_breakdown(logs);
   try {
-    sums = sum_steps(logs, warmup, steps);
+    sums = sum_steps(logs, warmup, m.breakdown, steps);
   } catch (const formats::FormatError& e) {
     throw input_error(e);
   }
   // Waiting for other ranks: each rank's gap to the last rank's end of backward.
   double wait = 0;
   int waits = 0;
-  for (const std::vector<double>& e : backward_ends(logs, warmup)) {
+  for (const std::vector<double>& e : m.breakdown ? backward_ends(logs, warmup) : std::vector<std::vector<double>>{}) {
     const double last = *std::max_element(e.begin(), e.end());
     for (double t : e) wait += last - t;
     waits += m.world_size;
@@ -306,6 +318,13 @@ double median_compute_slowdown(const std::vector<ContentionFit>& fits) {
   return median(s);
 }
 
+namespace {
+
+// A measured part of the step, or "-" where the logs give the step only (StepLog's).
+std::string measured_part(double ms, bool known) { return known ? fmt::format("{:.3f}", ms) : "-"; }
+
+}  // namespace
+
 std::string validation_table(const std::vector<ValidationRow>& rows) {
   std::string out = fmt::format("{:>3} {:>17} {:>10} {:>8} {:>10} {:>8}   {:>15} {:>15} {:>15} {:>9}\n", "W", "measured_ms",
                                 "predicted", "error", "baseline", "error", "compute p/m", "exposed p/m", "wait p/m", "eff m/p");
@@ -313,11 +332,13 @@ std::string validation_table(const std::vector<ValidationRow>& rows) {
     const std::string eff = r.measured_efficiency && r.predicted_efficiency
                                 ? fmt::format("{:.0f}/{:.0f}%", 100 * *r.measured_efficiency, 100 * *r.predicted_efficiency)
                                 : "-";
-    out += fmt::format("{:>3} {:>9.3f} +-{:<6.3f} {:>10.3f} {:>+7.1f}% {:>10.3f} {:>+7.1f}%   {:>7.3f}/{:<7.3f} {:>7.3f}/{:<7.3f} {:>7.3f}/{:<7.3f} {:>9}\n",
+    const bool known = r.measured.breakdown;
+    out += fmt::format("{:>3} {:>9.3f} +-{:<6.3f} {:>10.3f} {:>+7.1f}% {:>10.3f} {:>+7.1f}%   {:>7.3f}/{:<7} {:>7.3f}/{:<7} {:>7.3f}/{:<7} {:>9}\n",
                        r.measured.world_size, r.measured.step_ms, r.measured.step_sd_ms, r.predicted_ms, r.error_pct,
-                       r.baseline_ms, r.baseline_error_pct, r.compute.predicted_ms, r.compute.measured_ms,
-                       r.exposed_comm.predicted_ms, r.exposed_comm.measured_ms, r.wait.predicted_ms, r.wait.measured_ms, eff);
-    if (r.measured_efficiency) {
+                       r.baseline_ms, r.baseline_error_pct, r.compute.predicted_ms, measured_part(r.compute.measured_ms, known),
+                       r.exposed_comm.predicted_ms, measured_part(r.exposed_comm.measured_ms, known), r.wait.predicted_ms,
+                       measured_part(r.wait.measured_ms, known), eff);
+    if (r.measured_efficiency && known) {
       const std::string flag =
           present::low_efficiency_flag(*r.measured_efficiency, r.exposed_comm.measured_ms, r.wait.measured_ms, r.data.measured_ms);
       if (!flag.empty()) out.back() = ' ', out += fmt::format("   measured{}\n", flag);
@@ -346,11 +367,14 @@ std::string validation_markdown(const scenarios::Scenario& scenario, const std::
     const std::string eff = r.measured_efficiency && r.predicted_efficiency
                                 ? fmt::format("{:.1f} % / {:.1f} %", 100 * *r.measured_efficiency, 100 * *r.predicted_efficiency)
                                 : "-";
-    out += fmt::format("| {} | {:.3f} ± {:.3f} ({} steps) | {:.3f} | {:+.1f} % | {:.3f} | {:+.1f} % | {:.3f} / {:.3f} | {:.3f} / {:.3f} | {:.3f} / {:.3f} | {} |\n",
+    const bool known = r.measured.breakdown;
+    out += fmt::format("| {} | {:.3f} ± {:.3f} ({} steps) | {:.3f} | {:+.1f} % | {:.3f} | {:+.1f} % | {:.3f} / {} | {:.3f} / {} | {:.3f} / {} | {} |\n",
                        r.measured.world_size, r.measured.step_ms, r.measured.step_sd_ms, r.measured.steps, r.predicted_ms,
-                       r.error_pct, r.baseline_ms, r.baseline_error_pct, r.compute.predicted_ms, r.compute.measured_ms,
-                       r.exposed_comm.predicted_ms, r.exposed_comm.measured_ms, r.wait.predicted_ms, r.wait.measured_ms, eff);
-    if (r.measured_efficiency) {
+                       r.error_pct, r.baseline_ms, r.baseline_error_pct, r.compute.predicted_ms,
+                       measured_part(r.compute.measured_ms, known), r.exposed_comm.predicted_ms,
+                       measured_part(r.exposed_comm.measured_ms, known), r.wait.predicted_ms,
+                       measured_part(r.wait.measured_ms, known), eff);
+    if (r.measured_efficiency && known) {
       const std::string flag =
           present::low_efficiency_flag(*r.measured_efficiency, r.exposed_comm.measured_ms, r.wait.measured_ms, r.data.measured_ms);
       if (!flag.empty()) out += fmt::format("\n**W = {}, measured:**{}\n\n", r.measured.world_size, flag);

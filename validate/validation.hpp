@@ -38,6 +38,10 @@ struct Measured {
   double exposed_comm_ms = 0; ///< waiting for all-reduces after backward, less wait_ms
   double wait_ms = 0;         ///< gap to the last rank's end of backward (one host's clock)
   double data_ms = 0;
+  /// Whether the logs break a step down (compute_ms, exposed_comm_ms, data_ms, backward_end_clock_ms:
+  /// ddpsim-real and `ddpsim measure` do); a user's own loop timed by ddpsim_torch.StepLog logs step_ms
+  /// only, and the breakdown's measured columns print "-".
+  bool breakdown = true;
   std::string host, device, transport;
   std::vector<std::string> ready_order;  ///< rank 0's gradient_ready_order, when recorded
   std::string parallelism = "ddp";       ///< "ddp", "full_shard" or "shard_grad_op" (formats::RankLog)

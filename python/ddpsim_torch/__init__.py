@@ -7,7 +7,9 @@ torch 2.14.1 (python/requirements.txt), on the CPU, and with --device cuda
 on a GPU (validate/gpu/torch_w1.sh).
 """
 
-__all__ = ["recipe", "profile"]
+__all__ = ["recipe", "profile", "StepLog"]
+
+from .steplog import StepLog  # a user's own training loop writes the rank logs ddpsim validate reads
 
 # The project's version (CMakeLists.txt); python/pyproject.toml reads it, ctest python.pytest checks they agree.
 __version__ = "0.1.0"
