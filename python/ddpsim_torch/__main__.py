@@ -103,6 +103,9 @@ def main(argv=None):
                    help="cpu (host clock) or cuda (the current GPU, CUDA events; DDP's own work under nccl)")
     p.add_argument("--threads", type=_positive, default=1, help="torch threads on cpu (default 1, as each measured rank)")
     p.add_argument("--collective", help="an all-reduce sweep (the sweep verb's JSON): fit the collective section to it")
+    p.add_argument("--cluster", metavar="S.yaml",
+                   help="write S.yaml's cluster: section in place of the collective section (with --collective, "
+                        "each link's latency fitted to the sweep); the emulated cluster's own description")
     p.add_argument("--ranks-per-host", type=_positive, default=1,
                    help="cpu: profile with N - 1 other processes training the recipe beside it, as the other "
                         "ranks of a host would (default 1: alone)")

@@ -38,6 +38,7 @@ import torch
 
 from . import clock as ddp_clock
 from . import corunners
+from . import fabric
 from . import fit
 from . import hooks
 from . import memory
@@ -220,8 +221,36 @@ def _host_line(host):
             f"{host['ranks']} ranks share."]
 
 
+def _fabric_lines(key, f, latency_us=None, note=""):
+    lines = [f"  {key}:", f"    topology: {f['topology']}", f"    bandwidth_GBps: {f['bandwidth_GBps']:.6g}"]
+    latency = f["latency_us"] if latency_us is None else latency_us
+    lines.append(f"    latency_us: {latency:.6g}" + (f"   # {note}" if note else ""))
+    lines.append(f"    duplex: {f['duplex']}")
+    if f["topology"] == "fat_tree":
+        lines += [f"    nodes_per_switch: {f['nodes_per_switch']}", f"    oversubscription: {f['oversubscription']:.6g}"]
+    return lines
+
+
+def cluster_lines(cluster, source, collective=None):
+    """profile --cluster S.yaml: S.yaml's cluster section (as the ddpsim binary hands it over), in place of
+    the collective section; with --collective SWEEP, each link's latency is the sweep's fitted fixed cost of
+    a ring step (gloo's software and the hop), the bandwidths stay the description's (the emulation's shaping
+    holds them, checked)."""
+    lines = [f"cluster:   # {source}'s cluster: section", f"  nodes: {cluster['nodes']}",
+             f"  gpus_per_node: {cluster['gpus_per_node']}"]
+    if cluster["nics_per_node"] != 1:
+        lines.append(f"  nics_per_node: {cluster['nics_per_node']}")
+    fitted = collective["latency_us"] if collective else None
+    note = (f"fitted: a ring step's fixed cost in {collective['path']} ({collective['transport']}, "
+            f"W = {collective['world_size']})") if collective else ""
+    lines += _fabric_lines("intra", cluster["intra"], fitted, note)
+    if cluster.get("inter"):
+        lines += _fabric_lines("inter", cluster["inter"], fitted, note)
+    return lines
+
+
 def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead=None, host=None, bucket_cap_mb=None,
-                  hook_lines=(), first_bucket_mb=None):
+                  hook_lines=(), first_bucket_mb=None, cluster=None):
     """The scenario's text: every number with a comment saying where it came from."""
     order = m["orders"][0] if m["orders"] else []
     stable = all(o == order for o in m["orders"])
@@ -261,7 +290,7 @@ def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead
         name, cls, state, buffers = m["optimizer"]
         lines.append(f"optimizer: {name}   # torch.optim.{cls}: {buffers} state tensor(s) per parameter, "
                      f"{state} bytes after a step")
-    lines += _collective_lines(collective)
+    lines += cluster if cluster else _collective_lines(collective)
     ddp = _overhead_lines(m, overhead)
     if bucket_cap_mb is not None:
         ddp.append(f"  bucket_cap_mb: {bucket_cap_mb:.6g}   # --bucket-cap-mb, as DistributedDataParallel(bucket_cap_mb=...): "
@@ -310,8 +339,15 @@ def run(args):
     if args.collective:
         collective = fit.fit_sweep(args.collective, overhead["buckets"] if overhead else None)
         collective["path"] = args.collective
+    cluster = None
+    if args.cluster:
+        described = fabric.cluster_from_environment()
+        if described is None:
+            raise recipes.RecipeError(f"--cluster {args.cluster}: run it as `ddpsim profile ... --cluster S.yaml`, "
+                                      "whose loader reads the scenario's cluster: section")
+        cluster = cluster_lines(described, args.cluster, collective)
     text = scenario_yaml(args.recipe, m, args.world_size, args.steps, args.warmup, collective, overhead, host,
-                         args.bucket_cap_mb, hook_lines, args.first_bucket_mb)
+                         args.bucket_cap_mb, hook_lines, args.first_bucket_mb, cluster)
     with open(args.out, "w", encoding="utf-8") as f:
         f.write(text)
     print(f"profile: {len(m['params'])} parameters in {len(m['owners'])} modules; forward {m['total_forward_ms']:.3f} ms, "

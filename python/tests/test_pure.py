@@ -60,3 +60,62 @@ def test_fit_at_the_buckets_goes_through_the_sweeps_points():
     assert [b for _, b, _ in at] == [2 << 20, 8 << 20]
     assert at[0][2] == pytest.approx(9000 + (34000 - 9000) / 3)
     assert "interpolated" in note
+
+
+# The emulated cluster's layout (fabric.py): what a description becomes, with no namespace made.
+TWO_BY_TWO = {"nodes": 2, "gpus_per_node": 2, "nics_per_node": 1, "intra": {"bandwidth_GBps": 0.1, "duplex": "full"},
+              "inter": {"topology": "star", "bandwidth_GBps": 0.025, "duplex": "full"}}
+
+
+def test_layout_two_levels_paths_cross_both_nics():
+    from ddpsim_torch import fabric
+    layout = fabric.Layout(TWO_BY_TWO)
+    assert [h["address"] for h in layout.hosts] == ["127.1.0.1", "127.1.0.2", "127.1.1.1", "127.1.1.2"]
+    assert [(link.name, direction) for link, direction in layout.path(1, 2)] == [
+        ("host1", "a"), ("nic0", "a"), ("nic1", "b"), ("host2", "b")]
+    assert [link.name for link, _ in layout.path(0, 1)] == ["host0", "host1"]
+    assert min(link.rate_bps for link, _ in layout.path(1, 2)) == 200e6
+
+
+def test_layout_fat_tree_leaf_uplinks_oversubscribed():
+    from ddpsim_torch import fabric
+    tree = {"nodes": 4, "gpus_per_node": 1, "nics_per_node": 1, "intra": {"bandwidth_GBps": 1},
+            "inter": {"topology": "fat_tree", "bandwidth_GBps": 0.0125, "nodes_per_switch": 2, "oversubscription": 2,
+                      "duplex": "full"}}
+    layout = fabric.Layout(tree)
+    links = layout.links_by_name()
+    assert links["leaf0"].rate_bps == pytest.approx(100e6)  # 2 NICs of 100 Mbit/s behind it, oversubscribed 2:1
+    assert [link.name for link, _ in layout.path(1, 2)] == ["host1", "leaf0", "leaf1", "host2"]
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"nics_per_node": 2}, "nics_per_node"),
+    ({"inter": {"topology": "star", "bandwidth_GBps": 1, "duplex": "half"}}, "duplex half"),
+])
+def test_layout_refuses_what_it_cannot_emulate(change, words):
+    from ddpsim_torch import fabric
+    with pytest.raises(fabric.FabricError, match=words):
+        fabric.Layout(dict(TWO_BY_TWO, **change))
+
+
+def test_layout_slow_rank_needs_a_shaped_link():
+    from ddpsim_torch import fabric
+    fast = dict(TWO_BY_TWO, intra={"bandwidth_GBps": 100, "duplex": "full"})
+    with pytest.raises(fabric.FabricError, match="unshaped"):
+        fabric.Layout(fast, slow={1: 0.5})
+    assert fabric.Layout(TWO_BY_TWO, slow={1: 0.5}).links_by_name()["host1"].rate_bps == pytest.approx(400e6)
+
+
+def test_steplog_writes_the_rank_log(tmp_path, monkeypatch):
+    import json
+    from ddpsim_torch import StepLog
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.delenv("DDPSIM_NETWORK_CHECK", raising=False)
+    with StepLog(str(tmp_path / "run")) as log:
+        for _ in range(3):
+            with log.step(examples=4):
+                pass
+    doc = json.load(open(tmp_path / "run.rank1.json", encoding="utf-8"))
+    assert (doc["rank"], doc["world_size"], len(doc["steps"])) == (1, 2, 3)
+    assert [s["iteration"] for s in doc["steps"]] == [0, 1, 2] and all(s["step_ms"] >= 0 for s in doc["steps"])
