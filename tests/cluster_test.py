@@ -6,7 +6,8 @@
 - the exit code is the first failing rank's, and the other ranks are stopped (not left hanging);
 - each link is checked and recorded; a two-level cluster's uplink caps what crosses it;
 - a host's link is capped in both directions: two senders into one host share its rate (incast);
-- --slow-rank caps that host's link;
+- --slow-rank caps that host's link; --fault slows a link or takes it down mid-run, and --timeout
+  names the ranks still running and exits 124;
 - nothing is left behind: no network namespace and no process after a run killed midway (SIGKILL and
   SIGTERM) or failed.
 Exits 77 (ctest: skipped) where no namespace can be made (not root).
@@ -51,6 +52,26 @@ if rank == 2:
 elif rank < 2:
     time.sleep(0.5)
     c = socket.create_connection(("127.1.2.1", 29600)); c.sendall(bytes(n)); c.close()
+"""
+
+
+# Rank 0 streams to rank 1, which prints the rate of each 0.25 s window (Mbit/s) until --timeout stops it.
+STREAM = r"""
+import os, socket, time
+rank = int(os.environ["RANK"])
+if rank == 1:
+    s = socket.socket(); s.bind((os.environ["DDPSIM_HOST_ADDR"], 29601)); s.listen(1)
+    c = s.accept()[0]; c.settimeout(0.05)
+    t, got = time.monotonic(), 0
+    while True:
+        try: got += len(c.recv(1 << 20))
+        except socket.timeout: pass
+        if time.monotonic() - t >= 0.25:
+            print(f"window {got * 8 / (time.monotonic() - t) / 1e6:.1f}", flush=True); t, got = time.monotonic(), 0
+else:
+    time.sleep(0.3)
+    c = socket.create_connection(("127.1.1.1", 29601)); block = bytes(1 << 16)
+    while True: c.sendall(block)
 """
 
 
@@ -141,6 +162,26 @@ def two_levels_and_incast():
            len(slow) == 1 and slow[0]["cap_bps"] == 50e6 and abs(slow[0]["error_pct"]) <= 3, str(slow))
 
 
+def faults_midway():
+    one = scenario("pair", 2, 1, inter=0.0125)  # 100 Mbit/s NICs
+    done = network(one, "--fault", "1.5:slow:0:0.25", "--timeout", "4", "--", sys.executable, "-c", STREAM)
+    windows = [float(line.split()[1]) for line in done.stdout.splitlines() if line.startswith("window")]
+    early, late = windows[1:4], windows[-4:]
+    ratio = (sum(late) / len(late)) / (sum(early) / len(early)) if len(early) == 3 and len(late) == 4 else 0
+    expect("--fault 1.5:slow:0:0.25: the stream drops to a quarter, --timeout stops it (exit 124, ranks named)",
+           done.returncode == 124 and "rank 0's link at 0.25 of its rate" in done.stdout
+           and "rank(s) 0, 1 still running" in done.stdout and 0.2 <= ratio <= 0.3,
+           f"rc {done.returncode}, ratio {ratio:.2f}, windows {windows}: {done.stdout[-400:]} {done.stderr[-300:]}")
+    done = network(one, "--fault", "1:down:1", "--timeout", "3", "--", sys.executable, "-c", STREAM)
+    windows = [float(line.split()[1]) for line in done.stdout.splitlines() if line.startswith("window")]
+    expect("--fault 1:down:1: the host cut off, nothing reaches it after", done.returncode == 124
+           and "rank 1's link down" in done.stdout and len(windows) >= 8 and max(windows[-4:]) == 0,
+           f"rc {done.returncode}, windows {windows}: {done.stdout[-400:]}")
+    done = network(one, "--fault", "0:flap:9:1", "--", "true")
+    expect("--fault on a rank past the ranks: exit 2", done.returncode == 2 and "--fault 9" in done.stderr,
+           done.stderr.strip())
+
+
 def killed_midway():
     one = scenario("one", 4, 1)
     before = namespaces()
@@ -170,6 +211,7 @@ def main():
     refusals()
     ranks_and_exit_codes()
     two_levels_and_incast()
+    faults_midway()
     killed_midway()
     print("all passed" if not failures else f"FAILED: {', '.join(failures)}")
     return 1 if failures else 0

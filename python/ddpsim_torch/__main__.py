@@ -77,6 +77,8 @@ def _network_verb(n, args, argv):
     if args.cluster is None:
         if args.ranks is None:
             n.error("RATE needs --ranks W")
+        if args.fault or args.timeout:
+            n.error("--fault and --timeout need --cluster")
         return network.run(args)
     if not args.command:
         raise fabric.FabricError("no command to run: network --cluster S.yaml -- COMMAND ...")
@@ -153,6 +155,12 @@ def main(argv=None):
     n.add_argument("--slow-rank", type=_argparse_type(network.parse_slow_rank), action="append", metavar="R:FRACTION",
                    help="rank R's link at FRACTION of RATE (a slow NIC); repeatable")
     n.add_argument("--check-out", help="write the shaping check (each link's measured rate) here as JSON")
+    n.add_argument("--fault", type=_argparse_type(fabric.parse_fault), action="append", metavar="AT:KIND:R[:X]",
+                   help="with --cluster, mid-run: AT:slow:R:FRACTION (rank R's link slows to FRACTION of its rate), "
+                        "AT:down:R (its link goes down), AT:flap:R:PERIOD (down and up every PERIOD s); AT: seconds "
+                        "after the ranks start; repeatable")
+    n.add_argument("--timeout", type=_positive_number, metavar="S",
+                   help="with --cluster: stop the ranks still running after S seconds, name them, exit 124")
     n.epilog = "The command follows a --: network 1gbit --ranks 2 -- torchrun --nproc_per_node 2 train.py"
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[argv.index("--") + 1:] if "--" in argv else []

@@ -51,8 +51,9 @@ class Link:
 class Layout:
     """Hosts, switches and links for W ranks of a cluster description (the JSON of `cluster:`)."""
 
-    def __init__(self, cluster, ranks=None, slow=None):
+    def __init__(self, cluster, ranks=None, slow=None, faults=()):
         self.cluster = cluster
+        self.faults = list(faults)
         g, nodes = cluster["gpus_per_node"], cluster["nodes"]
         self.ranks = nodes * g if ranks is None else ranks
         self.gpus_per_node = g
@@ -62,6 +63,13 @@ class Layout:
                       for r in range(self.ranks)]
         self.switches, self.links = ["top"], []
         self._lay_out()
+        for f in self.faults:
+            link = self.links_by_name().get(f"host{f['rank']}")
+            if f["rank"] >= self.ranks:
+                raise FabricError(f"--fault {f['rank']}: expected a rank below the {self.ranks} ranks")
+            if f["kind"] == "slow" and link.rate_bps is None:
+                raise FabricError(f"--fault {f['at_s']:g}:slow:{f['rank']}: its link is unshaped (intra faster than "
+                                  f"{MAX_SHAPED_BPS / 1e9:g} Gbit/s); a slowed link needs a shaped one")
 
     def _refuse_what_cannot_be_emulated(self):
         c, g = self.cluster, self.gpus_per_node
@@ -166,6 +174,24 @@ class Layout:
                 "links": [link.record() for link in self.links],
                 "not_emulated": "latency (no netem here: each hop adds a veth's own tens of microseconds), "
                                 "half duplex, more than one NIC a node"}
+
+
+def parse_fault(text):
+    """'AT:slow:R:FRACTION' (rank R's link at FRACTION of its rate from AT s on: a trickle), 'AT:down:R' (its
+    link down: the host cut off), 'AT:flap:R:PERIOD' (its link down and up every PERIOD s from AT s on)."""
+    parts = text.strip().split(":")
+    try:
+        at, kind, rank = float(parts[0]), parts[1], int(parts[2])
+        value = float(parts[3]) if len(parts) == 4 else None
+    except (ValueError, IndexError):
+        at, kind, rank, value = -1, "", -1, None
+    shapes = {"slow": (4, lambda v: 0 < v <= 1), "down": (3, None), "flap": (4, lambda v: 0.05 <= v <= 3600)}
+    ok = (kind in shapes and len(parts) == shapes[kind][0] and 0 <= at <= 86400 and rank >= 0
+          and (shapes[kind][1] is None or shapes[kind][1](value)))
+    if not ok:
+        raise ValueError(f"'{text}': expected AT:slow:R:FRACTION (0 < FRACTION <= 1), AT:down:R or AT:flap:R:PERIOD "
+                         "(0.05 to 3600 s), AT the seconds after the ranks start, such as 5:slow:1:0.01")
+    return {"at_s": at, "kind": kind, "rank": rank, "value": value}
 
 
 def burst_bytes(rate_bps):

@@ -104,7 +104,7 @@ class Namespaces:
 def _tbf(dev, rate_bps):
     """tc's batch line shaping a device's egress at rate_bps (a token bucket of about 1 ms)."""
     return (f"qdisc replace dev {dev} root tbf rate {line_kbit(rate_bps)} burst {burst_bytes(rate_bps)} "
-            f"latency 100ms")
+            "latency 100ms")
 
 
 def build(layout, ns):

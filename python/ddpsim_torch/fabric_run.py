@@ -90,7 +90,8 @@ def check(layout, ns):
                               f"{cap / 1e6:.1f} of its slowest link ({entry['error_pct']:+.1f} %, past "
                               f"{TOLERANCE * 100:.0f} %): the shaping does not hold on this machine")
     record = layout.describe()
-    record.update({"capped": "both directions of every link (tbf on each veth end's egress)", "duplex": "full",
+    record.update({"faults": layout.faults, "capped": "both directions of every link (tbf on each veth end's egress)",
+                   "duplex": "full",
                    "tolerance_pct": TOLERANCE * 100, "checked": paths})
     return record
 
@@ -133,11 +134,40 @@ def make(layout, record_path=None):
     return ns, record, record_path
 
 
-def launch(layout, ns, command, record_path, port=29500, grace_s=10.0):
+def _apply_faults(layout, ns, t0, done):
+    """The faults, each at its time after t0 (a thread): until `done` is set."""
+    links = layout.links_by_name()
+    events = []
+    for f in layout.faults:
+        link = links[f"host{f['rank']}"]
+        if f["kind"] == "slow":
+            events.append((f["at_s"], lambda link=link, f=f: fabric_build.set_rate(layout, ns, link,
+                                                                                     link.rate_bps * f["value"]),
+                           f"rank {f['rank']}'s link at {f['value']:g} of its rate"))
+        elif f["kind"] == "down":
+            events.append((f["at_s"], lambda link=link: fabric_build.set_up(ns, link, False),
+                           f"rank {f['rank']}'s link down"))
+        else:  # flap: down and up every period, until the ranks end (at most 10,000 times)
+            for k in range(10000):
+                events.append((f["at_s"] + k * f["value"], lambda link=link, up=k % 2 == 1: fabric_build.set_up(
+                    ns, link, up), f"rank {f['rank']}'s link {'up' if k % 2 else 'down'} (flapping)"))
+    for at, act, what in sorted(events, key=lambda e: e[0]):
+        if done.wait(max(0.0, t0 + at - time.monotonic())):
+            return
+        act()
+        print(f"ddpsim network: at {time.monotonic() - t0:.1f} s: {what}", flush=True)
+
+
+def launch(layout, ns, command, record_path, port=29500, grace_s=10.0, timeout_s=None):
     """COMMAND once a rank, each in its host's namespace; the first non-zero exit code (0 if none). When
-    one rank fails the others get grace_s to end, then SIGTERM, then SIGKILL (as torchrun's agent)."""
+    one rank fails the others get grace_s to end, then SIGTERM, then SIGKILL (as torchrun's agent). Past
+    timeout_s the ranks still running are named and stopped, and the code is 124."""
+    t0 = time.monotonic()
     procs = [subprocess.Popen(ns.prefix(f"host{r}") + command, env=rank_environment(layout, r, record_path, port))
              for r in range(layout.ranks)]
+    done = threading.Event()
+    faults = threading.Thread(target=_apply_faults, args=(layout, ns, t0, done), daemon=True)
+    faults.start()
     first, failed_at = 0, None
     try:
         while [p.poll() for p in procs].count(None) > 0:  # every rank polled (any() would stop at the first)
@@ -147,12 +177,19 @@ def launch(layout, ns, command, record_path, port=29500, grace_s=10.0):
                     print(f"ddpsim network: rank {r} exited with {p.returncode}", flush=True)
             if failed_at is not None and time.monotonic() - failed_at > grace_s:
                 _stop(procs)
+            if timeout_s is not None and time.monotonic() - t0 > timeout_s and first == 0:
+                hung = [r for r, p in enumerate(procs) if p.poll() is None]
+                print(f"ddpsim network: timeout after {timeout_s:g} s: rank(s) {', '.join(map(str, hung))} still "
+                      "running, stopped", flush=True)
+                first = 124
+                _stop(procs)
             time.sleep(0.05)
         for r, p in enumerate(procs):
             if p.returncode != 0 and first == 0:
                 first = p.returncode
                 print(f"ddpsim network: rank {r} exited with {p.returncode}", flush=True)
     finally:
+        done.set()
         _stop(procs)
     return first if first >= 0 else 128 - first
 
@@ -199,10 +236,10 @@ def join_host(rank):
 
 def run(args, cluster):
     """The `network --cluster` verb."""
-    layout = Layout(cluster, args.ranks, dict(args.slow_rank or []))
+    layout = Layout(cluster, args.ranks, dict(args.slow_rank or []), args.fault or [])
     ns, record, path = make(layout, args.check_out)
     try:
         print(describe(record), flush=True)
-        return launch(layout, ns, args.command, path)
+        return launch(layout, ns, args.command, path, timeout_s=args.timeout)
     finally:
         ns.close()

@@ -128,3 +128,32 @@ def fit_sweep(path, buckets=None):
         raise FitError(f"{path}: the fitted time per byte is not positive: the sweep does not grow with size")
     return {"launch_overhead_us": x[0], "latency_us": x[1], "bandwidth_GBps": 1e-3 / x[2], "points": len(chosen),
             "notes": notes, "transport": doc.get("transport", ""), "world_size": world}
+
+
+def fit_latency(path, buckets, bandwidth_GBps):
+    """profile --cluster --collective: a ring step's fixed cost with the bandwidth held at the cluster
+    description's (the emulation holds it, checked), by relative least squares of
+    2(W-1) latency + 2(W-1)/W b / bandwidth over the sweep's points at the buckets (as fit_sweep picks them).
+    One free term: a two-term fit trades latency against bandwidth from sweep to sweep (ResNet-18's, two
+    sweeps on the same 1 Gbit/s cluster: 2,879 and 471 us), and only the latency is used."""
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    world = int(doc["world_size"])
+    if world < 2:
+        raise FitError(f"{path}: a sweep at W = {world}; a ring step's latency needs W >= 2")
+    points = [(world, int(r["bytes"]), float(r["time_us"])) for r in doc["sweep"]]
+    chosen, note = at_buckets(points, buckets)
+    if not chosen:
+        chosen, note = in_bucket_range(points, buckets)
+    us_per_byte = 1e-3 / bandwidth_GBps
+    num = den = 0.0
+    for w, b, t in chosen:
+        steps = 2.0 * (w - 1)
+        num += (t - steps / w * b * us_per_byte) / t * (steps / t)
+        den += (steps / t) ** 2
+    latency = max(0.0, num / den)
+    notes = [f"bandwidth held at the cluster's {bandwidth_GBps:.6g} GB/s"] + ([note] if note else [])
+    if num < 0:
+        notes.append("the sweep is faster than the bandwidth alone allows: latency fixed at 0")
+    return {"latency_us": latency, "points": len(chosen), "notes": notes, "transport": doc.get("transport", ""),
+            "world_size": world, "path": path}

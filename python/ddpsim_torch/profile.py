@@ -165,6 +165,7 @@ def measure(built, steps, warmup, clock=None):
         "optimizer_ms": statistics.median(opt) / 1e6,
         "total_forward_ms": statistics.median(total_fwd) / 1e6,
         "total_backward_ms": statistics.median(total_bwd) / 1e6,
+        "step_ms": [(f + b + o) / 1e6 for f, b, o in zip(total_fwd, total_bwd, opt)],
         "orders": orders,
         "local_batch_size": recipes.batch_size(inputs),
     }
@@ -219,6 +220,22 @@ def _host_line(host):
     return [f"# Measured with {host['ranks'] - 1} other process(es) training the recipe beside it "
             f"(--ranks-per-host {host['ranks']}; {host['steps']} steps of theirs meanwhile): one rank of a host "
             f"{host['ranks']} ranks share."]
+
+
+def jitter_lines(m, host):
+    """--ranks-per-host N: the straggler section from the spread of this rank's steps while N - 1 others
+    train beside it: exponential delays of mean (mean step - fastest step), the wait the ranks of a host
+    that shares its cores give each other (docs/cost-models.md#stragglers). None alone."""
+    steps = m.get("step_ms", [])
+    if host is None or len(steps) < 2:
+        return []
+    mean_ms = statistics.mean(steps) - min(steps)
+    if not mean_ms > 0:
+        return []
+    return ["straggler:   # --ranks-per-host: this rank's steps spread while the others train beside it",
+            "  model: jitter", "  distribution: exponential",
+            f"  mean_ms: {mean_ms:.6g}   # mean step {statistics.mean(steps):.6g} ms less the fastest "
+            f"{min(steps):.6g}, over {len(steps)} steps"]
 
 
 def _fabric_lines(key, f, latency_us=None, note=""):
@@ -291,6 +308,7 @@ def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead
         lines.append(f"optimizer: {name}   # torch.optim.{cls}: {buffers} state tensor(s) per parameter, "
                      f"{state} bytes after a step")
     lines += cluster if cluster else _collective_lines(collective)
+    lines += jitter_lines(m, host)
     ddp = _overhead_lines(m, overhead)
     if bucket_cap_mb is not None:
         ddp.append(f"  bucket_cap_mb: {bucket_cap_mb:.6g}   # --bucket-cap-mb, as DistributedDataParallel(bucket_cap_mb=...): "
@@ -335,17 +353,20 @@ def run(args):
         m, overhead = _measure_all(args)
         hook_lines = _hook_lines(args, m, overhead, options) if args.comm_hook else []
     host = {"ranks": args.ranks_per_host, "steps": others.steps} if args.ranks_per_host > 1 else None
-    collective = None
-    if args.collective:
-        collective = fit.fit_sweep(args.collective, overhead["buckets"] if overhead else None)
-        collective["path"] = args.collective
-    cluster = None
+    collective, cluster = None, None
+    buckets = overhead["buckets"] if overhead else None
     if args.cluster:
         described = fabric.cluster_from_environment()
         if described is None:
             raise recipes.RecipeError(f"--cluster {args.cluster}: run it as `ddpsim profile ... --cluster S.yaml`, "
                                       "whose loader reads the scenario's cluster: section")
+        if args.collective:
+            link = described.get("inter") or described["intra"]
+            collective = fit.fit_latency(args.collective, buckets, link["bandwidth_GBps"])
         cluster = cluster_lines(described, args.cluster, collective)
+    elif args.collective:
+        collective = fit.fit_sweep(args.collective, buckets)
+        collective["path"] = args.collective
     text = scenario_yaml(args.recipe, m, args.world_size, args.steps, args.warmup, collective, overhead, host,
                          args.bucket_cap_mb, hook_lines, args.first_bucket_mb, cluster)
     with open(args.out, "w", encoding="utf-8") as f:

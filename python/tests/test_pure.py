@@ -119,3 +119,16 @@ def test_steplog_writes_the_rank_log(tmp_path, monkeypatch):
     doc = json.load(open(tmp_path / "run.rank1.json", encoding="utf-8"))
     assert (doc["rank"], doc["world_size"], len(doc["steps"])) == (1, 2, 3)
     assert [s["iteration"] for s in doc["steps"]] == [0, 1, 2] and all(s["step_ms"] >= 0 for s in doc["steps"])
+
+
+def test_fit_latency_holds_the_bandwidth(tmp_path):
+    import json
+    # W = 4 at 1 GB/s with 100 us a ring step: 6 steps, 1.5 b / 1e3 us; fitted back with the bandwidth held.
+    sizes = [1 << 20, 4 << 20, 16 << 20]
+    sweep = {"world_size": 4, "transport": "test", "sweep": [
+        {"bytes": b, "time_us": 6 * 100 + 1.5 * b / 1e3} for b in sizes]}
+    path = tmp_path / "sweep.json"
+    path.write_text(json.dumps(sweep))
+    got = fit.fit_latency(str(path), None, 1.0)
+    assert got["latency_us"] == pytest.approx(100, rel=1e-9) and got["world_size"] == 4
+    assert fit.fit_latency(str(path), None, 0.5)["latency_us"] == 0  # slower than the sweep: fixed at 0
