@@ -98,7 +98,7 @@ def main():
              f"{sys.executable} {example} & done; wait")
     done = tool("network", "1gbit", "--ranks", "2", "--", "sh", "-c", ranks)
     expect("a user's DDP script: gloo between the ranks' own addresses",
-           "gloo between 127.0.0.2, 127.0.0.3" in done.stdout, done.stdout + done.stderr[-2000:])
+           "gloo to 127.0.0.2, 127.0.0.3" in done.stdout, done.stdout + done.stderr[-2000:])
     print(f"{len(failures)} failed" if failures else "all passed")
     return 1 if failures else 0
 

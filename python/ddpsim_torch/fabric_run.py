@@ -16,55 +16,30 @@ import tempfile
 import threading
 import time
 
-from . import fabric, fabric_build
+from . import fabric, fabric_build, network
 from .fabric import FabricError, Layout
 
 TOLERANCE = 0.03
 CHECK_S = 0.4  # each transfer: about 0.4 s at the cap
 
 
-def _socket_in(ns, name, make):
+def _socket_in(ns, name):
+    """A TCP socket made in host `name`'s namespace (this thread moves there and back)."""
     own = os.open("/proc/self/ns/net", os.O_RDONLY)
     try:
         fabric_build.setns_net(ns.path(name))
-        return make()
+        return socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     finally:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).setns(own, fabric_build.CLONE_NEWNET)
+        fabric_build.setns_net(f"/proc/self/fd/{own}")
         os.close(own)
 
 
 def transfer(ns, layout, src, dst, nbytes):
-    """Bits per second from rank src to rank dst over the transfer's last 80 %."""
-    server = _socket_in(ns, f"host{dst}", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+    """Bits per second from rank src to rank dst over the transfer's last 80 % (network.timed_transfer)."""
+    server = _socket_in(ns, f"host{dst}")
     server.bind((layout.hosts[dst]["address"], 0))
     server.listen(1)
-    result = {}
-
-    def receive():
-        conn, _ = server.accept()
-        got, start, buf = 0, None, bytearray(1 << 20)
-        while got < nbytes:
-            n = conn.recv_into(buf)
-            if not n:
-                break
-            got += n
-            if start is None and got >= nbytes // 5:
-                start = (time.monotonic(), got)
-        if start:
-            result["bps"] = (got - start[1]) * 8 / max(1e-9, time.monotonic() - start[0])
-        conn.close()
-
-    t = threading.Thread(target=receive)
-    t.start()
-    client = _socket_in(ns, f"host{src}", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM))
-    client.settimeout(60)
-    client.connect(server.getsockname())
-    client.sendall(bytes(nbytes))
-    client.close()
-    t.join()
-    server.close()
-    return result.get("bps", 0.0)
+    return network.timed_transfer(server, _socket_in(ns, f"host{src}"), nbytes)
 
 
 def check(layout, ns):
