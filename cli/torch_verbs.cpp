@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "report/sweep_report.hpp"
+#include "report/cluster_report.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace ddpsim::cli {

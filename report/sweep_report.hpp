@@ -20,9 +20,7 @@ std::string buckets_to_json(const scenarios::Scenario& scenario);
 std::string sampler_to_json(const models::SamplerAudit& audit);
 /// The machine-readable result (format: docs/scenario-format.md#json-result).
 std::string to_json(const scenarios::Scenario& scenario, const scenarios::SweepResult& result);
-/// The scenario's `cluster:` as the JSON's "cluster" object (scenario.job.cluster must be set): what
-/// `ddpsim network|sweep|measure --cluster` hands the emulation (python/ddpsim_torch/fabric.py).
-std::string cluster_to_json(const scenarios::Scenario& scenario);
+
 /// `ddpsim run --plot`: predicted and baseline step times and predicted
 /// efficiency against W, first bucket cap, completed runs (present/plot.hpp).
 std::string sweep_svg(const scenarios::Scenario& scenario, const scenarios::SweepResult& result);
