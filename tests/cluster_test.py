@@ -6,7 +6,7 @@
 - the exit code is the first failing rank's, and the other ranks are stopped (not left hanging);
 - each link is checked and recorded; a two-level cluster's uplink caps what crosses it;
 - a host's link is capped in both directions: two senders into one host share its rate (incast);
-- --slow-rank caps that host's link; --fault slows a link or takes it down mid-run, and --timeout
+- --slow-rank caps that host's link; --fault slows a link, takes it down or flaps it mid-run, and --timeout
   names the ranks still running and exits 124;
 - nothing is left behind: no network namespace and no process after a run killed midway (SIGKILL and
   SIGTERM) or failed.
@@ -177,6 +177,13 @@ def faults_midway():
     expect("--fault 1:down:1: the host cut off, nothing reaches it after", done.returncode == 124
            and "rank 1's link down" in done.stdout and len(windows) >= 8 and max(windows[-4:]) == 0,
            f"rc {done.returncode}, windows {windows}: {done.stdout[-400:]}")
+    # Down at 1 s, up at 2 s: TCP retransmits at about 1.2, 1.6 and 2.4 s (its backoff), so it is back by 3 s.
+    done = network(one, "--fault", "1:flap:1:1", "--timeout", "4.5", "--", sys.executable, "-c", STREAM)
+    windows = [float(line.split()[1]) for line in done.stdout.splitlines() if line.startswith("window")]
+    after = windows[4:]
+    expect("--fault 1:flap:1:1: the stream stops and comes back as the link goes down and up",
+           done.returncode == 124 and "rank 1's link up (flapping)" in done.stdout and 0.0 in after
+           and max(after or [0]) > 50, f"rc {done.returncode}, windows {windows}: {done.stdout[-400:]}")
     done = network(one, "--fault", "0:flap:9:1", "--", "true")
     expect("--fault on a rank past the ranks: exit 2", done.returncode == 2 and "--fault 9" in done.stderr,
            done.stderr.strip())
