@@ -23,7 +23,7 @@ host sends and what it receives, so two senders into one host share its rate.
 import json
 import os
 
-MAX_SHAPED_BPS = 2e9      # faster intra links stay unshaped (this machine carries about 2.4 Gbit/s on one flow)
+MAX_SHAPED_BPS = 2e9      # faster intra links stay unshaped: shaping past 2 Gbit/s is not checked here
 BURST_S = 0.001           # a link's token bucket: 1 ms at its rate
 MIN_BURST = 16 * 1514     # ... and at least 16 full frames
 MTU = 1500
@@ -201,12 +201,6 @@ def burst_bytes(rate_bps):
 def line_kbit(rate_bps):
     """tc's rate for a link carrying rate_bps of TCP payload."""
     return f"{rate_bps * LINE_PER_PAYLOAD / 1e3:.0f}kbit"
-
-
-def load_cluster(path):
-    """The cluster JSON that `ddpsim network|sweep|measure --cluster S.yaml` hands over."""
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
 
 
 def cluster_from_environment():

@@ -149,7 +149,7 @@ def _configure_host(ns, host, link):
         ns.run(name, ["tc", "-batch", "-"], _tbf("eth0", link.rate_bps) + "\n")
 
 
-def set_rate(layout, ns, link, rate_bps):
+def set_rate(ns, link, rate_bps):
     """Change a link's rate in both directions, mid-run (a fault)."""
     if link.ns_a == "fabric":
         ns.run("fabric", ["tc", "-batch", "-"], f"{_tbf(link.end_a, rate_bps)}\n{_tbf(link.end_b, rate_bps)}\n")

@@ -116,7 +116,7 @@ def _apply_faults(layout, ns, t0, done):
     for f in layout.faults:
         link = links[f"host{f['rank']}"]
         if f["kind"] == "slow":
-            events.append((f["at_s"], lambda link=link, f=f: fabric_build.set_rate(layout, ns, link,
+            events.append((f["at_s"], lambda link=link, f=f: fabric_build.set_rate(ns, link,
                                                                                      link.rate_bps * f["value"]),
                            f"rank {f['rank']}'s link at {f['value']:g} of its rate"))
         elif f["kind"] == "down":
