@@ -14,6 +14,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/subcommands.hpp"
 #include "formats/measured_run.hpp"
+#include "formats/overlap_file.hpp"
 #include "scenarios/calibration_file.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/scenario.hpp"
@@ -263,6 +264,25 @@ ddpsim::scenarios::CalibrationFile::Contention contention_section(const Calibrat
   return out;
 }
 
+// contention's two slowdowns as an overlap micro-benchmark measured them,
+// apart from any training run (python3 -m ddpsim_torch overlap).
+ddpsim::scenarios::CalibrationFile::Contention measured_contention(const std::string& path) {
+  ddpsim::formats::OverlapMeasurement m;
+  try {
+    m = ddpsim::formats::read_overlap(path);
+  } catch (const ddpsim::formats::FormatError& e) {
+    throw ddpsim::validate::input_error(e);
+  }
+  ddpsim::scenarios::CalibrationFile::Contention out;
+  out.comments.push_back(fmt::format(
+      "contention: measured apart from any training run, {} on {}, {} ranks, {} thread(s), {} all-reduce "
+      "size(s) pooled ({})",
+      m.backend, m.device, m.world_size, m.threads, m.sizes, path));
+  out.compute_slowdown = m.compute_slowdown;
+  out.comm_slowdown = m.comm_slowdown;
+  return out;
+}
+
 // Writes the calibration to --out; with --check-measured, only if it
 // predicts the held-out runs (else the last known-good file stays: exit 3).
 int write_calibration(const CalibrateOptions& o, const std::string& yaml) {
@@ -314,10 +334,10 @@ ddpsim::scenarios::CalibrationFile::Collective nccl_section(const CalibrateOptio
 // otherwise the last known-good one stays (exit 3).
 int calibrate(const CalibrateOptions& o) {
   check_outputs({{"--out", o.out}});
-  if (o.measured.empty() && o.measured_steps.empty() && o.nccl_tests.empty()) {
+  if (o.measured.empty() && o.measured_steps.empty() && o.nccl_tests.empty() && o.overlap.empty()) {
     throw InputError({"the command line", 0, 0}, "--measured", "",
-                     "expected ddpsim-real JSON files (--measured), step times (--measured-step, with --scenario) or "
-                     "nccl-tests output (--nccl-tests, with --scenario)");
+                     "expected ddpsim-real JSON files (--measured), step times (--measured-step, with --scenario), "
+                     "nccl-tests output (--nccl-tests, with --scenario) or an overlap measurement (--overlap)");
   }
   for (const std::string& prefix : o.check_measured) {
     for (const std::string& m : o.measured) {
@@ -338,7 +358,17 @@ int calibrate(const CalibrateOptions& o) {
   if (!o.nccl_tests.empty()) calibration.collective = nccl_section(o);
   if (in.compute) calibration.compute = compute_section(*in.compute, o.warmup);
   if (!in.skews.empty()) calibration.straggler = straggler_section(in.skews);
-  if (!o.scenario.empty() && (!in.multi_rank.empty() || !o.measured_steps.empty() || o.nccl_tests.empty())) {
+  const bool fit_contention =
+      !o.scenario.empty() && (!in.multi_rank.empty() || !o.measured_steps.empty() || o.nccl_tests.empty());
+  if (!o.overlap.empty()) {
+    if (fit_contention) {
+      throw InputError({o.overlap, 0, 0}, "--overlap", o.overlap,
+                       "the contention section measured (--overlap) or fitted with --scenario to multi-rank step "
+                       "times: one of the two");
+    }
+    calibration.sources.push_back(o.overlap);
+    calibration.contention = measured_contention(o.overlap);
+  } else if (fit_contention) {
     calibration.contention = contention_section(o, in, calibration);
   }
   const std::string yaml = ddpsim::scenarios::to_yaml(calibration);

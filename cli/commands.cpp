@@ -364,6 +364,9 @@ int main(int argc, char** argv) {
                             "nccl-tests all_reduce_perf output: fit the scenario's NCCL model (collective.model nccl) "
                             "to it, its floor (collective.launch_overhead_us) and collective.bandwidth_scale")
       ->expected(1, -1)->needs("--scenario");
+  calibrate_cmd->add_option("--overlap", co.overlap,
+                            "python3 -m ddpsim_torch overlap's JSON: the contention section (compute_slowdown and "
+                            "comm_slowdown) as measured there, in place of a fit to step times");
   CLI::Option* check_scenario = calibrate_cmd->add_option(
       "--check-scenario", co.check_scenario, "Accept the calibration only if this scenario, calibrated with it, predicts the "
                                              "--check-measured runs; else keep the last known-good --out");

@@ -20,6 +20,7 @@ struct CalibrateOptions {
   std::string scenario;                     ///< fit contention.compute_slowdown to the multi-rank runs with it
   std::vector<std::string> measured_steps;  ///< W=MS: step times measured elsewhere, for the contention fit
   std::vector<std::string> nccl_tests;      ///< nccl-tests output: fit NCCL's model (the scenario's) to it
+  std::string overlap;                      ///< ddpsim_torch overlap's JSON: the contention section, measured
   std::string check_scenario;               ///< with check_measured: the acceptance test
   std::vector<std::string> check_measured;
   std::optional<double> max_error_pct;

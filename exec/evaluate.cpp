@@ -82,7 +82,8 @@ std::optional<models::RunResult> on_engine(const models::TrainingProgram& progra
   const std::unique_ptr<sim::CollectiveLibrary> library = models::collective_library(comm.backend, comm.fingerprint_bytes, comm.reads);
   const int threads = schedule == sim::Schedule::kRankMajor ? engine_threads(policy, simulated) : 1;
   sim::Engine engine(simulated, pricing.cost(),
-                     sim::EngineOptions{library.get(), comm.watchdog_timeout, schedule, threads, comm.compute_slowdown});
+                     sim::EngineOptions{library.get(), comm.watchdog_timeout, schedule, threads, comm.compute_slowdown,
+                                        comm.comm_slowdown});
   engine.add_observer(evaluation->accounting());
   if (trace != nullptr) engine.add_observer(*trace);
   evaluation->price_groups_with(pricing.timer());

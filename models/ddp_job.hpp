@@ -53,6 +53,9 @@ struct DdpJob {
   /// While a collective is in flight on a rank, its compute runs 1 + this times slower
   /// (contention.compute_slowdown; docs/cost-models.md#compute-slowed-by-communication).
   double compute_slowdown = 0;
+  /// While a rank computes, a collective it is a member of runs 1 + this
+  /// times slower (contention.comm_slowdown; docs/cost-models.md#compute-slowed-by-communication).
+  double comm_slowdown = 0;
   int total_iterations() const { return iterations * epochs; }
 };
 

@@ -567,13 +567,14 @@ class DdpEvaluation final : public Evaluation {
 ProgramTraits DdpProgram::traits() const {
   // Compute slowed by communication couples each rank's compute to when its
   // collectives start: only the engine's time order evaluates it.
-  const bool contended = job_.compute_slowdown > 0;
+  const bool contended = job_.compute_slowdown > 0 || job_.comm_slowdown > 0;
   return {symmetric(job_), uniform_program(job_) && !contended, keeps_lockstep(job_) && !contended,
           std::holds_alternative<JitterStraggler>(job_.straggler)};
 }
 
 CommSettings DdpProgram::comm() const {
-  return {job_.backend, job_.watchdog_timeout, job_.fingerprint ? ddp::kFingerprintBytes : 0, job_.compute_slowdown, {}};
+  return {job_.backend, job_.watchdog_timeout, job_.fingerprint ? ddp::kFingerprintBytes : 0, job_.compute_slowdown,
+          job_.comm_slowdown, {}};
 }
 
 std::unique_ptr<CollectiveTimer> DdpProgram::analytic_timer(int world_size) const {

@@ -532,7 +532,7 @@ std::string fsdp_op_name(sim::OpLabel label) {
 ProgramTraits FsdpProgram::traits() const {
   // Faults as DDP's (models/faults.hpp); no straggler model under FSDP (the
   // loader refuses one). Hybrid sharding's groups: engine, time order only.
-  const bool contended = job_.compute_slowdown > 0;
+  const bool contended = job_.compute_slowdown > 0 || job_.comm_slowdown > 0;
   const bool hybrid = is_hybrid(cfg_.sharding);
   return {symmetric(job_) && !hybrid, uniform_program(job_) && !contended && !hybrid,
           keeps_lockstep(job_) && !contended && !hybrid, false};
@@ -547,7 +547,7 @@ CommSettings FsdpProgram::comm() const {
     return fmt::format("[{}]", units.at(static_cast<std::size_t>(l.index)));
   };
   return {job_.backend, job_.watchdog_timeout, job_.fingerprint ? ddp::kFingerprintBytes : 0, job_.compute_slowdown,
-          std::move(reads)};
+          job_.comm_slowdown, std::move(reads)};
 }
 
 std::vector<SlowLink> FsdpProgram::slow_links() const { return models::slow_links(job_); }

@@ -39,6 +39,7 @@ struct CommSettings {
   sim::Time watchdog_timeout;          ///< zero: no watchdog
   std::int64_t fingerprint_bytes = 0;  ///< TORCH_DISTRIBUTED_DEBUG=DETAIL's per-rank all-gather
   double compute_slowdown = 0;         ///< contention.compute_slowdown (sim::EngineOptions)
+  double comm_slowdown = 0;            ///< contention.comm_slowdown (sim::EngineOptions)
   /// Under fingerprint_bytes: what a check reads from a collective's data,
   /// by its label (models::ContentReader); empty: nothing is read.
   ContentReader reads;

@@ -56,6 +56,7 @@ std::string to_yaml(const CalibrationFile& calibration) {
   }
   if (const auto& c = calibration.contention) {
     yaml += comments(c->comments) + fmt::format("contention:\n  compute_slowdown: {:.6g}\n", c->compute_slowdown);
+    if (c->comm_slowdown) yaml += fmt::format("  comm_slowdown: {:.6g}\n", *c->comm_slowdown);
   }
   return yaml;
 }
@@ -95,6 +96,7 @@ void apply_calibration_text(Scenario& out, std::string_view text, const std::str
   }
   if (top.has("contention")) {
     job.compute_slowdown = top.child("contention").number("compute_slowdown", job.compute_slowdown);
+    job.comm_slowdown = top.child("contention").number("comm_slowdown", job.comm_slowdown);
   }
   out.calibration = source;
   out.calibration_sha256 = sim::to_hex(sim::sha256(text));

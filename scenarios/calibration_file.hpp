@@ -49,6 +49,7 @@ struct CalibrationFile {
   struct Contention {
     std::vector<std::string> comments;
     double compute_slowdown = 0;
+    std::optional<double> comm_slowdown;  ///< measured by `ddpsim_torch overlap` only
   };
   std::optional<Contention> contention;
 };

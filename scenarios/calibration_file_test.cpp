@@ -29,7 +29,7 @@ TEST_CASE("the calibration file's writer and reader agree: what to_yaml writes, 
   compute.load_ms = 0.02;
   c.compute = compute;
   c.straggler = scenarios::CalibrationFile::Straggler{{"skew"}, 1.5};
-  c.contention = scenarios::CalibrationFile::Contention{{"fitted"}, 0.75};
+  c.contention = scenarios::CalibrationFile::Contention{{"fitted"}, 0.75, std::nullopt};
   const std::string yaml = scenarios::to_yaml(c);
   CHECK(yaml.find("# ddpsim calibrate, from:\n#   sweep_w1.json\n#   w1.rank0.json\n# a fit\n# note: its quality\n"
                   "collective:\n  latency_us: 7.5\n") == 0);
@@ -46,6 +46,15 @@ TEST_CASE("the calibration file's writer and reader agree: what to_yaml writes, 
   CHECK(std::get_if<models::Log2Straggler>(&s.job.straggler)->penalty.ms() == doctest::Approx(1.5));
   CHECK(yaml.find("# fitted\ncontention:\n  compute_slowdown: 0.75\n") != std::string::npos);
   CHECK(s.job.compute_slowdown == 0.75);
+  CHECK(s.job.comm_slowdown == 0);
+  // A measured overlap (ddpsim_torch overlap) carries the communication side too.
+  c.contention->comm_slowdown = 0.4;
+  const std::string measured = scenarios::to_yaml(c);
+  CHECK(measured.find("contention:\n  compute_slowdown: 0.75\n  comm_slowdown: 0.4\n") != std::string::npos);
+  scenarios::Scenario m = parse_scenario(kLayered, "s.yaml");
+  scenarios::apply_calibration_text(m, measured, "c.yaml");
+  CHECK(m.job.comm_slowdown == 0.4);
+  c.contention->comm_slowdown.reset();
   // A fit without the network's split keeps the scenario's latency and bandwidth.
   c.collective->latency_us.reset();
   c.collective->bandwidth_GBps.reset();

@@ -419,6 +419,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
 
   job.fingerprint = top.child("debug").boolean("fingerprint", false);
   job.compute_slowdown = top.child("contention").number("compute_slowdown", 0.0);
+  job.comm_slowdown = top.child("contention").number("comm_slowdown", 0.0);
   job.straggler = read_straggler(
       top.child("straggler"), out.sweep.world_sizes);
   job.faults = read_faults(top, out, *std::min_element(out.sweep.world_sizes.begin(), out.sweep.world_sizes.end()));

@@ -406,6 +406,10 @@ ddp:
     CHECK(s.job.ddp.bucket_copy_bytes_per_s == 2.5e9);
     CHECK(parse_scenario(base + params + "  forward_ms: 1\n  backward_ms: 2\ncontention: {compute_slowdown: 0.25}\n", "c.yaml")
               .job.compute_slowdown == 0.25);
+    CHECK(parse_scenario(base + params + "  forward_ms: 1\n  backward_ms: 2\ncontention: {comm_slowdown: 0.5}\n", "c.yaml")
+              .job.comm_slowdown == 0.5);
+    CHECK(error_of(base + params + "  forward_ms: 1\n  backward_ms: 2\ncontention: {comm_slowdown: 1e9}\n")
+              .find("key 'contention.comm_slowdown': value '1e9'") != std::string::npos);
     CHECK(error_of(base + params + "  forward_ms: 1\n  backward_ms: 2\ncontention: {compute_slowdown: -1}\n")
               .find("key 'contention.compute_slowdown': value '-1'") != std::string::npos);
     CHECK(error_of(base + params + "  forward_ms: 1\n  backward_ms: 2\nddp: {bucket_copy_GBps: 0}\n")

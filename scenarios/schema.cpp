@@ -215,10 +215,13 @@ const std::vector<Key> kScenario = {
      "iteration, the forward-order check's all-gathers of each unit's index too, and after it a warning from a rank "
      "whose order changed (docs/fsdp.md#faults-and-hangs)"},
     {"contention", T::kMapping, "", "", "none",
-     "what running communication costs the compute beside it (docs/cost-models.md#compute-slowed-by-communication)"},
+     "what communication and compute running at once cost each other (docs/cost-models.md#compute-slowed-by-communication)"},
     {"contention.compute_slowdown", T::kNumber, "", "0..1000", "0",
      "while a collective is in flight on a rank, its compute takes 1 + this times as long; "
-     "`ddpsim calibrate --scenario` fits it to a multi-rank run"},
+     "`ddpsim calibrate --scenario` fits it to a multi-rank run; `ddpsim_torch overlap` measures it"},
+    {"contention.comm_slowdown", T::kNumber, "", "0..1000", "0",
+     "while any member of a collective in flight computes, the collective takes 1 + this times as long; "
+     "`ddpsim_torch overlap` measures it (docs/cost-models.md#compute-slowed-by-communication)"},
     {"straggler", T::kMapping, "", "", "", "slow ranks (docs/cost-models.md#stragglers)"},
     {"straggler.model", T::kChoice, "", "none, log2, jitter", "`none`", "see docs/cost-models.md#stragglers"},
     {"straggler.penalty_ms", T::kNumber, "ms", "0..1e9", "**required** for `log2`",

@@ -47,6 +47,9 @@ Engine::Engine(int world_size, CollectiveCostFn cost, EngineOptions options) {
   if (!(options.compute_slowdown >= 0) || !std::isfinite(options.compute_slowdown)) {
     throw std::invalid_argument("compute slowdown must be a finite number >= 0");
   }
+  if (!(options.comm_slowdown >= 0) || !std::isfinite(options.comm_slowdown)) {
+    throw std::invalid_argument("communication slowdown must be a finite number >= 0");
+  }
   if (options.schedule == Schedule::kRankMajor) {
     impl_ = std::make_unique<RankMajor>(world_size, std::move(cost), options);
   } else {

@@ -115,6 +115,11 @@ struct EngineOptions {
   /// progress 1 + compute_slowdown times slower (docs/cost-models.md). Zero:
   /// never. Time order only: a rank-major run reports needs_time_order.
   double compute_slowdown = 0;
+  /// Communication slowed by compute: while any live member of a collective
+  /// in flight has an op running on its compute stream, the collective
+  /// progresses 1 + comm_slowdown times slower (docs/cost-models.md). Zero:
+  /// never. Time order only, as compute_slowdown.
+  double comm_slowdown = 0;
 };
 
 /// Why a stream could not finish when the events ran out.

@@ -140,12 +140,12 @@ struct alignas(64) Stream {
 
 
 // kMemberDone: kRankMajor's end of a collective for one member.
-enum class EventKind : std::uint8_t { kOpDone, kCollectiveDone, kWake, kCrash, kMemberDone, kSharedDone };
+enum class EventKind : std::uint8_t { kOpDone, kCollectiveDone, kWake, kCrash, kMemberDone, kSharedDone, kSlowableDone };
 
 struct Event {
   EventKind kind;
-  std::uint32_t target;    // stream (kOpDone, kWake, kMemberDone), group (kCollectiveDone, kSharedDone) or rank (kCrash)
-  std::uint64_t payload;   // group sequence number, wake token, crash message index, collective start (ns), pricing version (kSharedDone)
+  std::uint32_t target;    // stream (kOpDone, kWake, kMemberDone), group (kCollectiveDone, kSharedDone, kSlowableDone) or rank (kCrash)
+  std::uint64_t payload;   // group sequence number, wake token, crash message index, collective start (ns), pricing version (kSharedDone, kSlowableDone)
   Process* process;        // kWake only
 };
 

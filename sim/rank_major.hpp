@@ -54,6 +54,7 @@ struct RankMajor final : Machine<RankMajor> {
         rank_events(static_cast<std::size_t>(world_size_)), waiting(static_cast<std::size_t>(world_size_), nullptr) {
     // A compute op's end would depend on when other ranks' arrivals start collectives.
     if (options.compute_slowdown > 0) needs_time_order = "compute slowed by communication couples a rank's streams to every collective's start";
+    if (options.comm_slowdown > 0) needs_time_order = "communication slowed by compute couples a collective's end to every member's compute";
   }
 
   void push(Time at, EventKind kind, std::uint32_t target, std::uint64_t payload, Process* process) {
@@ -158,6 +159,7 @@ struct RankMajor final : Machine<RankMajor> {
       case EventKind::kCollectiveDone:
       case EventKind::kCrash:
       case EventKind::kSharedDone:
+      case EventKind::kSlowableDone:
         throw std::logic_error("rank-major schedule: a time-order event");
     }
   }

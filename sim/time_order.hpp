@@ -1,8 +1,9 @@
 #pragma once
 // Internal to sim/engine.cpp: Schedule::kTimeOrder. Every event of every
 // rank in one (time, insertion) order on one thread: what a collective does
-// when its members disagree or a member dies, the watchdog, and compute
-// slowed by communication are simulated here only.
+// when its members disagree or a member dies, the watchdog, compute slowed
+// by communication and communication slowed by compute are simulated here
+// only.
 
 #ifndef DDPSIM_SIM_ENGINE_CPP
 #error "internal to sim/engine.cpp: its types have internal linkage, for one translation unit"
@@ -56,14 +57,36 @@ struct TimeOrder final : Machine<TimeOrder> {
     Time since;
     Time span;
     std::uint64_t version = 0;
+    int computing = 0;  // members with compute running (comm_slowdown > 0 only)
   };
   std::vector<std::vector<Running>> sharing_running;
   std::set<int> dirty;
   std::uint64_t pricing_version = 0;
 
+  // Communication slowed by compute (EngineOptions::comm_slowdown): per
+  // rank, whether its compute stream runs an op; per collective in flight
+  // outside the sharing sets, its members computing, the fraction of its
+  // work left as of `since`, its time alone, and whether it was last priced
+  // slowed (a change of speed reprices it once the instant's events have
+  // run: `speeds_dirty`). Empty when the slowdown is zero.
+  struct Slowable {
+    GroupId group = 0;
+    std::uint64_t seq = 0;
+    int computing = 0;
+    double left = 1;
+    Time since;
+    Time alone;
+    bool slowed = false;
+    std::uint64_t version = 0;  // zero: not yet priced
+  };
+  std::vector<char> computing;
+  std::vector<Slowable> slowable;
+  bool speeds_dirty = false;
+
   TimeOrder(int world_size_, CollectiveCostFn cost_, const EngineOptions& options_)
       : Machine(world_size_, std::move(cost_), options_, 1) {
     if (options.compute_slowdown > 0) contended.resize(static_cast<std::size_t>(world_size));
+    if (options.comm_slowdown > 0) computing.assign(static_cast<std::size_t>(world_size), 0);
   }
 
   void push(Time at, EventKind kind, std::uint32_t target, std::uint64_t payload, Process* process) {
@@ -79,8 +102,41 @@ struct TimeOrder final : Machine<TimeOrder> {
                          "a compute op's time under contention.compute_slowdown");
   }
 
+  bool slows_comm() const { return !computing.empty(); }
+
+  double comm_factor(bool slowed) const { return slowed ? 1 + options.comm_slowdown : 1; }
+
+  // Rank r's compute stream starts (on) or stops running ops: the
+  // collectives in flight on r count it, and those whose speed changes are
+  // repriced at the instant's end.
+  void set_computing(int r, bool on) {
+    if (!slows_comm() || computing[static_cast<std::size_t>(r)] == static_cast<char>(on)) return;
+    computing[static_cast<std::size_t>(r)] = static_cast<char>(on);
+    const int delta = on ? 1 : -1;
+    for (Slowable& c : slowable) {
+      if (groups[c.group].position_of_rank[static_cast<std::size_t>(r)] < 0) continue;
+      c.computing += delta;
+      if ((c.computing > 0) != c.slowed) speeds_dirty = true;
+    }
+    for (std::size_t k = 0; k < sharing_running.size(); ++k) {
+      for (Running& x : sharing_running[k]) {
+        if (groups[x.group].position_of_rank[static_cast<std::size_t>(r)] < 0) continue;
+        x.computing += delta;
+        dirty.insert(static_cast<int>(k));
+      }
+    }
+  }
+
+  // The live members of group g whose compute stream runs an op now.
+  int members_computing(const Group& g) const {
+    int n = 0;
+    for (int m : g.members) n += computing[static_cast<std::size_t>(m)] != 0 && !dead[static_cast<std::size_t>(m)];
+    return n;
+  }
+
   // Starts compute op `duration` on compute stream s, at its rank's speed now.
   void start_compute(Worker& w, std::uint32_t s, Time duration) {
+    set_computing(static_cast<int>(s / kStreamsPerRank), true);
     if (!contends()) {
       push(w.now + duration, EventKind::kOpDone, s, 0, nullptr);
       return;
@@ -172,7 +228,42 @@ struct TimeOrder final : Machine<TimeOrder> {
       start_shared(g, gid, seq, rz, now);
       return;
     }
+    if (slows_comm()) {
+      slowable.push_back(Slowable{gid, seq, members_computing(g), 1, now, collective_time(g, rz), false, 0});
+      speeds_dirty = true;
+      return;
+    }
     push(now + collective_time(g, rz), EventKind::kCollectiveDone, gid, seq, nullptr);
+  }
+
+  // Every collective outside the sharing sets whose speed changed (or that
+  // just started): the work it did since its last pricing, then its end at
+  // the speed its members' compute allows now.
+  void reprice_slowable(Time now) {
+    for (Slowable& c : slowable) {
+      const bool slowed = c.computing > 0;
+      if (c.version != 0 && slowed == c.slowed) continue;
+      const double alone_ns = static_cast<double>(c.alone.count_ns());
+      if (c.version != 0 && alone_ns > 0) {
+        const double done = static_cast<double>((now - c.since).count_ns()) / (alone_ns * comm_factor(c.slowed));
+        c.left = std::max(0.0, c.left - done);
+      }
+      c.since = now;
+      c.slowed = slowed;
+      c.version = ++pricing_version;
+      push(now + Time::from_ns(c.left * alone_ns * comm_factor(slowed), "a collective's time under contention.comm_slowdown"),
+           EventKind::kSlowableDone, c.group, c.version, nullptr);
+    }
+    speeds_dirty = false;
+  }
+
+  // A collective outside the sharing sets ends, if `version` is its current pricing.
+  void finish_slowable(Worker& w, GroupId gid, std::uint64_t version) {
+    const auto it = std::find_if(slowable.begin(), slowable.end(), [&](const Slowable& c) { return c.group == gid; });
+    if (it == slowable.end() || it->version != version) return;
+    const std::uint64_t seq = it->seq;
+    slowable.erase(it);
+    finish_collective(w, gid, seq);
   }
 
   // A collective of a link-sharing group starts: priced with its set's
@@ -181,7 +272,8 @@ struct TimeOrder final : Machine<TimeOrder> {
     if (sharing_running.size() < sharings.size()) sharing_running.resize(sharings.size());
     const int n = static_cast<int>(g.members.size());
     sharing_running[static_cast<std::size_t>(g.sharing)].push_back(
-        Running{gid, seq, library->as_sent(rz.collective_of(0)), library->check_before(n), 1, now, Time{}, 0});
+        Running{gid, seq, library->as_sent(rz.collective_of(0)), library->check_before(n), 1, now, Time{}, 0,
+                slows_comm() ? members_computing(g) : 0});
     dirty.insert(g.sharing);
   }
 
@@ -205,6 +297,10 @@ struct TimeOrder final : Machine<TimeOrder> {
         r.span = price(r.sent, index, in_flight);
         if (r.check) r.span += price(*r.check, index, in_flight);
         if (r.span < Time::zero()) throw std::logic_error("collective cost model returned a negative time");
+        if (r.computing > 0) {
+          r.span = Time::from_ns(static_cast<double>(r.span.count_ns()) * comm_factor(true),
+                                 "a shared collective's time under contention.comm_slowdown");
+        }
         r.version = ++pricing_version;
         push(now + Time::from_ns(r.left * static_cast<double>(r.span.count_ns()), "a shared collective's remaining time"),
              EventKind::kSharedDone, r.group,
@@ -230,6 +326,7 @@ struct TimeOrder final : Machine<TimeOrder> {
   void crash(int rank, const std::string& message, int origin = -1) {
     auto& d = dead[static_cast<std::size_t>(rank)];
     if (d) return;
+    set_computing(rank, false);
     d = 1;
     crashes.push_back(Crash{rank, workers.front().now, message});
     for (Group& g : groups) {
@@ -285,6 +382,9 @@ struct TimeOrder final : Machine<TimeOrder> {
       case EventKind::kOpDone:
         if (streams[ev.target].active && current_end(ev.target, ev.payload)) {
           finish_head(w, ev.target, streams[ev.target].start, Time{});
+          if (ev.target % kStreamsPerRank == static_cast<std::uint32_t>(StreamKind::kCompute) && !streams[ev.target].active) {
+            set_computing(static_cast<int>(ev.target / kStreamsPerRank), false);
+          }
         }
         break;
       case EventKind::kCollectiveDone:
@@ -298,6 +398,9 @@ struct TimeOrder final : Machine<TimeOrder> {
         break;
       case EventKind::kSharedDone:
         finish_shared(w, ev.target, ev.payload);
+        break;
+      case EventKind::kSlowableDone:
+        finish_slowable(w, ev.target, ev.payload);
         break;
       case EventKind::kMemberDone:
         throw std::logic_error("time order: a rank-major event");
@@ -332,12 +435,15 @@ struct TimeOrder final : Machine<TimeOrder> {
   }
 
   // Every event in (time, insertion) order until none is left or the
-  // watchdog fires first; link-sharing collectives repriced when the clock
-  // is to move on.
+  // watchdog fires first; link-sharing collectives, and those slowed by
+  // compute, repriced when the clock is to move on.
   RunSummary run(Engine& engine) override {
     Worker& first = workers.front();
     while (true) {
-      if (!dirty.empty() && (events.empty() || first.now < events.earliest())) reprice(first.now);
+      if ((!dirty.empty() || speeds_dirty) && (events.empty() || first.now < events.earliest())) {
+        if (speeds_dirty) reprice_slowable(first.now);
+        if (!dirty.empty()) reprice(first.now);
+      }
       if (events.empty()) break;
       if (watchdog_fires_before(events.earliest())) break;
       events.run_earliest([&](Time at, const Event& ev) {

@@ -114,6 +114,9 @@ def main(argv=None):
     p.add_argument("--bucket-cap-mb", type=_positive_number, default=None,
                    help="DistributedDataParallel's bucket_cap_mb for the one-rank DDP run and the scenario (default: "
                         "not passed, DDP's 25; given, it caps the first bucket too on torch 2.3+)")
+    p.add_argument("--overlap", metavar="F.json",
+                   help="the overlap verb's JSON: write its contention: section (compute and communication slowed "
+                        "while they run at once), measured apart from this recipe")
     p.add_argument("--bare", action="store_true",
                    help="skip the one-rank DistributedDataParallel run that measures DDP's own work")
     s = verbs.add_parser("sweep", help="time all-reduces on W processes; write the sweep ddpsim calibrate reads")
@@ -142,8 +145,20 @@ def main(argv=None):
                             "DDP's default cap only on torch 2.3+)")
     _hook_options(p, "time the work of DDP's communication hook NAME on one rank and write it as ddp.comm_hook")
     _hook_options(m, "register DDP's communication hook NAME (PyTorch's own) on every rank")
+    o = verbs.add_parser("overlap", help="gloo on cpu: compute and an all-reduce alone and at once on W ranks; write "
+                                         "how much each slows the other (the contention section profile and "
+                                         "calibrate take with --overlap)")
+    o.add_argument("--world-size", type=_positive, default=2, help="processes (ranks) to spawn (default 2)")
+    o.add_argument("--out", required=True, help="the overlap JSON to write")
+    o.add_argument("--mb", type=_positive_number, nargs="+", default=[1, 25],
+                   help="all-reduce sizes in MiB, like a bucket's (default 1 25)")
+    o.add_argument("--matrix", type=_positive, default=128, help="a compute chunk: one N x N float32 product (default 128)")
+    o.add_argument("--chunks", type=_positive, default=50, help="chunks timed alone per rep (default 50)")
+    o.add_argument("--reps", type=_positive, default=7, help="repetitions per size; medians (default 7)")
+    o.add_argument("--threads", type=_positive, default=1, help="torch threads per rank (default 1, as measure's)")
     _network_options(s)
     _network_options(m)
+    _network_options(o)
     n = verbs.add_parser("network", help="run a command (torchrun, mpirun, ...) on an emulated network: each rank a "
                                          "host behind a RATE link (docs/emulated-network.md)")
     n.add_argument("rate", nargs="?", type=_argparse_type(network.parse_rate),
@@ -182,8 +197,10 @@ def main(argv=None):
         print(f"ddpsim_torch: torch is not installed for {sys.executable} ({e}); install the pins "
               f"(pip install -r requirements.txt beside ddpsim_torch/; scripts/setup.sh in a checkout)", file=sys.stderr)
         return 2
-    from . import measure, memory, profile, sweep
+    from . import measure, memory, overlap, overlap_bench, profile, sweep
     try:
+        if args.verb == "overlap":
+            return overlap_bench.run(args)
         if args.verb == "profile":
             return profile.run(args)
         if args.verb == "sweep":
@@ -191,7 +208,7 @@ def main(argv=None):
         if args.verb == "measure":
             return measure.run(args)
     except (recipe.RecipeError, fit.FitError, network.NetworkError, fabric.FabricError, hooks.HookError,
-            memory.OptimizerError) as e:
+            memory.OptimizerError, overlap.OverlapError) as e:
         print(f"ddpsim_torch: error: {e}", file=sys.stderr)
         return 2
     return 2

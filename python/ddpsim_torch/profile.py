@@ -42,6 +42,7 @@ from . import fabric
 from . import fit
 from . import hooks
 from . import memory
+from . import overlap
 from . import overhead as ddp_overhead
 from . import recipe as recipes
 
@@ -349,6 +350,7 @@ def run(args):
     options = hooks.parse_options(args.comm_hook, args.hook_option, backend) if args.comm_hook else {}
     if args.hook_option and not args.comm_hook:
         raise hooks.HookError("--hook-option needs --comm-hook")
+    contention = overlap.contention_lines(args.overlap) if args.overlap else []
     with corunners.CoRunners(args.recipe, args.ranks_per_host - 1, args.threads) as others:
         m, overhead = _measure_all(args)
         hook_lines = _hook_lines(args, m, overhead, options) if args.comm_hook else []
@@ -369,6 +371,7 @@ def run(args):
         collective["path"] = args.collective
     text = scenario_yaml(args.recipe, m, args.world_size, args.steps, args.warmup, collective, overhead, host,
                          args.bucket_cap_mb, hook_lines, args.first_bucket_mb, cluster)
+    text += "".join(line + "\n" for line in contention)
     with open(args.out, "w", encoding="utf-8") as f:
         f.write(text)
     print(f"profile: {len(m['params'])} parameters in {len(m['owners'])} modules; forward {m['total_forward_ms']:.3f} ms, "

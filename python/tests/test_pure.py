@@ -1,6 +1,7 @@
 """ddpsim_torch's pure parts under pytest (no torch, no network): the command-line parsers,
 the comm hooks' checks and PowerSGD's choice of matrices, the collective fit at the buckets,
 and the package's version against the project's. ctest python.pytest runs them."""
+import json
 import os
 import re
 import sys
@@ -11,7 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import ddpsim_torch  # noqa: E402
-from ddpsim_torch import fit, hooks, network  # noqa: E402
+from ddpsim_torch import fit, hooks, network, overlap  # noqa: E402
 
 
 def test_version_is_the_projects():
@@ -132,3 +133,45 @@ def test_fit_latency_holds_the_bandwidth(tmp_path):
     got = fit.fit_latency(str(path), None, 1.0)
     assert got["latency_us"] == pytest.approx(100, rel=1e-9) and got["world_size"] == 4
     assert fit.fit_latency(str(path), None, 0.5)["latency_us"] == 0  # slower than the sweep: fixed at 0
+
+
+def test_overlap_slowdowns_are_the_engines_model():
+    # 100 chunks of 1 ms alone; beside a 40 ms all-reduce (alone) the loop ran 50 chunks in 100 ms:
+    # a chunk took 2 ms (s = 1) and the all-reduce 100 ms (c = 1.5).
+    r = overlap.slowdowns(1e-3, 40e-3, 100e-3, 50)
+    assert r["compute_slowdown"] == pytest.approx(1.0)
+    assert r["comm_slowdown"] == pytest.approx(1.5)
+    # Faster together than alone is noise, not a speed-up: 0.
+    assert overlap.slowdowns(1e-3, 40e-3, 30e-3, 40)["comm_slowdown"] == 0
+    none = overlap.slowdowns(1e-3, 40e-3, 50e-3, 0)
+    assert none["compute_slowdown"] is None and "no chunk ran" in none["note"]
+    # Pooled as one step: a 1 ms all-reduce that took 4 beside 2 chunks of 1 ms, and a 20 ms one that took
+    # 30 beside 20 chunks; a 10 ms one beside no chunk counts for c only: c = (4 + 30 + 12) / (1 + 20 + 10) - 1,
+    # s = (4 + 30) / (2 + 20) - 1.
+    sizes = [{"chunk_ms": 1, "allreduce_ms": 1, "both_ms": 4, "chunks_beside": 2},
+             {"chunk_ms": 1, "allreduce_ms": 20, "both_ms": 30, "chunks_beside": 20},
+             {"chunk_ms": 1, "allreduce_ms": 10, "both_ms": 12, "chunks_beside": 0}]
+    pair = overlap.summarise(sizes)
+    assert pair == {"compute_slowdown": pytest.approx(34 / 22 - 1), "comm_slowdown": pytest.approx(46 / 31 - 1)}
+    with pytest.raises(overlap.OverlapError, match="no size ran a chunk"):
+        overlap.summarise(sizes[2:])
+
+
+def test_overlap_file_to_a_scenarios_contention(tmp_path):
+    doc = {"format": overlap.FORMAT, "backend": "gloo", "device": "cpu", "world_size": 2, "threads": 1,
+           "sizes": [{"bytes": 1 << 20}, {"bytes": 25 << 20}], "contention": {"compute_slowdown": 0.5, "comm_slowdown": 1.25}}
+    path = tmp_path / "o.json"
+    path.write_text(json.dumps(doc))
+    lines = overlap.contention_lines(str(path))
+    assert lines[0].startswith("contention:") and "gloo on cpu, 2 ranks" in lines[0]
+    assert lines[1].split("#")[0].strip() == "compute_slowdown: 0.5"
+    assert lines[2].split("#")[0].strip() == "comm_slowdown: 1.25"
+    doc["contention"]["comm_slowdown"] = -1
+    path.write_text(json.dumps(doc))
+    with pytest.raises(overlap.OverlapError, match="expected slowdowns from 0 to 1000"):
+        overlap.read(str(path))
+    path.write_text(json.dumps({"format": "other"}))
+    with pytest.raises(overlap.OverlapError, match="expected an overlap measurement"):
+        overlap.read(str(path))
+    with pytest.raises(overlap.OverlapError, match="cannot read"):
+        overlap.read(str(tmp_path / "missing.json"))
