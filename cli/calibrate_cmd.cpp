@@ -277,7 +277,7 @@ ddpsim::scenarios::CalibrationFile::Contention measured_contention(const std::st
   out.comments.push_back(fmt::format(
       "contention: measured apart from any training run, {} on {}, {} ranks, {} thread(s), {} all-reduce "
       "size(s) pooled ({})",
-      m.backend, m.device, m.world_size, m.threads, m.sizes, path));
+      m.backend, m.device, m.world_size, m.threads, m.sizes.size(), path));
   out.compute_slowdown = m.compute_slowdown;
   out.comm_slowdown = m.comm_slowdown;
   return out;

@@ -240,6 +240,25 @@ TEST_CASE("contention.compute_slowdown: backward slows while a bucket's all-redu
   CHECK(*exec::simulate_ddp(job, 2, 0).step_ms == doctest::Approx(63));
 }
 
+TEST_CASE("contention.comm_slowdown: a bucket's all-reduce slows while backward computes beside it") {
+  // 15 ms a bucket, launched 10, 20, 30 and 40 ms into backward, which
+  // computes until 40. Alone: 10-25, 25-40, 40-55, 55-70. With c = 1 the
+  // first runs beside compute for all of 10..40 at half speed, 15 ms of work
+  // in 30: it ends at 40, and the rest run alone: 40-55, 55-70, 70-85.
+  auto job = four_buckets(15);
+  job.comm_slowdown = 1;
+  exec::ExecutionPolicy per_rank;
+  per_rank.fast_path = false;
+  for (const exec::ExecutionPolicy& policy : {exec::ExecutionPolicy{}, per_rank}) {
+    const auto r = exec::simulate_ddp(job, 2, 0, policy);
+    CHECK(*r.step_ms == doctest::Approx(20 + 85 + 2));
+    CHECK(r.ranks[1].backward_compute_ms == doctest::Approx(40));  // compute is not slowed
+    CHECK(r.ranks[1].exposed_comm_ms == doctest::Approx(45));
+  }
+  job.comm_slowdown = 0;
+  CHECK(*exec::simulate_ddp(job, 2, 0).step_ms == doctest::Approx(20 + 70 + 2));
+}
+
 TEST_CASE("unused parameters without find_unused_parameters: PyTorch's error at the next forward") {
   auto job = four_buckets(1);
   job.ddp.unused_parameters = {1, 2};

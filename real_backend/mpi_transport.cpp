@@ -430,6 +430,12 @@ std::uint64_t MpiTransport::all_reduce_half_async(_Float16* data, std::size_t n,
 
 CollectiveTimes MpiTransport::wait(std::uint64_t ticket) { return impl_->wait(ticket); }
 
+bool MpiTransport::is_done(std::uint64_t ticket) {
+  std::lock_guard lock(impl_->mutex);
+  if (!impl_->error.empty()) throw std::runtime_error(impl_->error);
+  return impl_->done.at(ticket).has_value();
+}
+
 float MpiTransport::all_reduce_scalar(float value, CollectiveLabel label) {
   wait(all_reduce_async(&value, 1, label));
   return value;

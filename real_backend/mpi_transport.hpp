@@ -40,6 +40,7 @@ class MpiTransport final : public Transport {
   /// MPI has no half type: 16-bit words summed by a user op, each addition in float rounded back to half.
   std::uint64_t all_reduce_half_async(_Float16* data, std::size_t n, CollectiveLabel label) override;
   CollectiveTimes wait(std::uint64_t ticket) override;
+  bool is_done(std::uint64_t ticket) override;
   std::uint64_t all_gather_async(float* data, std::size_t n, CollectiveLabel label) override;
   std::uint64_t reduce_scatter_async(const float* data, std::size_t n, float* out, CollectiveLabel label) override;
   float all_reduce_scalar(float value, CollectiveLabel label) override;

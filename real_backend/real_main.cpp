@@ -21,6 +21,7 @@
 #include "real_backend/mpi_transport.hpp"
 #include "real_backend/network_rank.hpp"
 #include "real_backend/nccl_transport.hpp"
+#include "real_backend/overlap.hpp"
 #include "real_backend/trainer.hpp"
 #include "models/ddp_job.hpp"
 #include "present/efficiency.hpp"
@@ -249,8 +250,24 @@ int allreduce_sweep_cmd(ddpsim::real::Transport& transport, const std::string& d
   return 0;
 }
 
+// overlap: every rank measures; rank 0 prints the pair and writes --json.
+int overlap_cmd(ddpsim::real::Transport& transport, const ddpsim::real::OverlapOptions& o, const std::string& json) {
+  const ddpsim::formats::OverlapMeasurement m = ddpsim::real::measure_overlap(transport, o);
+  if (transport.rank() == 0) {
+    for (const auto& s : m.sizes) {
+      fmt::print("{:>10} B: chunk {:.4f} ms, all-reduce {:.3f} ms alone, {:.3f} ms beside {:.0f} chunks\n", s.bytes,
+                 s.chunk_ms, s.allreduce_ms, s.both_ms, s.chunks_beside);
+    }
+    fmt::print("overlap: {} ranks, {}: compute_slowdown {:.3g}, comm_slowdown {:.3g}\n", m.world_size, m.backend,
+               m.compute_slowdown, m.comm_slowdown);
+    if (!json.empty()) std::ofstream(json) << ddpsim::formats::to_json(m, host_name());
+  }
+  transport.barrier();
+  return 0;
+}
+
 // `train`'s command line: the trainer's options and what main does with them.
-// --network RATE, for train and allreduce-sweep on the CPU.
+// --network RATE, for train, allreduce-sweep and overlap on the CPU.
 void add_network_option(CLI::App& cmd, std::string& rate) {
   cmd.add_option("--network", rate,
                  "RATE (1gbit, 400mbit, ...): the job runs inside an emulated network of that rate a rank, made by "
@@ -405,6 +422,28 @@ CLI::App* add_sweep(CLI::App& app, SweepArgs& s, std::string& device) {
   return sweep;
 }
 
+// `overlap`'s command line.
+struct OverlapArgs {
+  ddpsim::real::OverlapOptions o;
+  std::vector<double> mb{0.1, 0.5};
+  std::string json;
+  std::string network;  ///< --network RATE, as train's
+};
+
+CLI::App* add_overlap(CLI::App& app, OverlapArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "overlap", "Compute and an all-reduce alone and at once (MPI on CPUs): the contention pair ddpsim calibrate "
+                 "--overlap reads; under mpirun");
+  cmd->add_option("--mb", a.mb, "All-reduce sizes in MiB, like the job's buckets (default 0.1 0.5)")
+      ->check(CLI::Range(1e-6, 2048.0));
+  cmd->add_option("--matrix", a.o.matrix, "A compute chunk: one N x N float product (default 64)")->check(CLI::Range(1, 4096));
+  cmd->add_option("--chunks", a.o.chunks, "Chunks timed alone per repetition (default 50)")->check(CLI::Range(1, 1000000));
+  cmd->add_option("--reps", a.o.reps, "Repetitions per size; medians (default 7)")->check(CLI::Range(1, 10000));
+  cmd->add_option("--json", a.json, "Rank 0 writes the measurement here");
+  add_network_option(*cmd, a.network);
+  return cmd;
+}
+
 int gpu_info() {
   if (!ddpsim::real::gpu_available()) {
     fmt::print("no GPU: this build {} the CUDA/NCCL path, and no CUDA device is visible\n", ddpsim::real::gpu_built() ? "has" : "lacks");
@@ -437,12 +476,14 @@ int main(int argc, char** argv) {
   rep->add_option("prefixes", report_prefixes, "The --json prefixes, one run per world size")->required();
   SweepArgs s;
   CLI::App* sweep = add_sweep(app, s, t.device);
+  OverlapArgs ov;
+  CLI::App* overlap = add_overlap(app, ov);
   CLI::App* info = app.add_subcommand("gpu-info", "Say whether the CUDA/NCCL path is built and a GPU visible (exit 77 if not)");
   try {
     app.parse(argc, argv);
     if (*train) finish_train(t, *train);
-    const std::string& network = *train ? t.network : s.network;
-    if (!network.empty() && (*train || *sweep)) {
+    const std::string& network = *train ? t.network : *overlap ? ov.network : s.network;
+    if (!network.empty() && (*train || *sweep || *overlap)) {
       if (t.device == "gpu") throw std::invalid_argument("--network emulates a network for the CPU (MPI) transport only");
       ddpsim::real::join_emulated_network(network);  // before MPI_Init, which reads the MCA settings it makes
     }
@@ -473,6 +514,10 @@ int main(int argc, char** argv) {
     if (*train && !t.flight_dir.empty()) mpi->record_flights(t.flight_dir);
     if (t.device == "gpu") nccl = ddpsim::real::make_nccl_transport(*mpi, timeout_s);
     ddpsim::real::Transport& transport = nccl ? *nccl : static_cast<ddpsim::real::Transport&>(*mpi);
+    if (*overlap) {
+      for (const double mb : ov.mb) ov.o.sizes.push_back(static_cast<std::int64_t>(mb * (1 << 20)));
+      return overlap_cmd(transport, ov.o, ov.json);
+    }
     if (*sweep) return allreduce_sweep_cmd(transport, t.device, s.op, s.min_bytes, s.max_bytes, s.iters, s.json);
     run_train(transport, t);
   } catch (const std::exception& e) {

@@ -29,6 +29,10 @@ std::string describe(const CollectiveLabel& l) {
   return "collective";
 }
 
+bool Transport::is_done(std::uint64_t) {
+  throw std::logic_error(fmt::format("the {} transport cannot poll a collective (ddpsim-real overlap: --device cpu)", name()));
+}
+
 std::uint64_t Transport::all_reduce_half_async(_Float16*, std::size_t, CollectiveLabel) {
   throw std::logic_error(fmt::format("the {} transport has no half-precision all_reduce (--comm-hook fp16_compress)", name()));
 }

@@ -52,6 +52,10 @@ class Transport {
   /// in this order (their sequence number), as NCCL and MPI match them.
   virtual std::uint64_t all_reduce_async(float* data, std::size_t n, CollectiveLabel label) = 0;
   virtual CollectiveTimes wait(std::uint64_t ticket) = 0;
+  /// Whether the collective of `ticket` has completed (wait() still to be
+  /// called), without blocking: the overlap micro-benchmark computes until
+  /// it has. The base class throws std::logic_error (NCCL's, today).
+  virtual bool is_done(std::uint64_t ticket);
   /// As all_reduce_async on `n` IEEE half-precision values (fp16_compress:
   /// each partial sum rounded to half, as gloo and NCCL sum float16). The
   /// base class throws std::logic_error: a transport without it (NCCL's, today).

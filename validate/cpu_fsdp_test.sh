@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # FSDP predicted, then measured, on CPUs: calibrate on a 1-rank run of
-# ddpsim-real and all-reduce sweeps at W = 1 and 2 (as cpu_loop_test.sh),
+# ddpsim-real, all-reduce sweeps at W = 1 and 2 and the overlap
+# micro-benchmark at W = 2 (as cpu_loop_test.sh),
 # predict scenarios/real_mlp_cpu_fsdp.yaml, measure `train --strategy fsdp`
 # (FULL_SHARD) at W = 1 and 2, and compare step time and peak memory per
 # rank. Prints every error. Peak memory is gated at its target (1 %); step
@@ -20,7 +21,10 @@ model=(--widths 64,512,512,1 --dataset-size 8192 --batch-size 64 --max-steps 20)
 ranks 1 train "${model[@]}" --json "$out/w1" > /dev/null
 ranks 1 allreduce-sweep "${sweep_sizes[@]}" --iters 5 --json "$out/sweep_w1.json" > /dev/null
 ranks 2 allreduce-sweep "${sweep_sizes[@]}" --iters 5 --json "$out/sweep_w2.json" > /dev/null
-"$ddpsim" calibrate --measured "$out/w1.rank0.json" "$out/sweep_w1.json" "$out/sweep_w2.json" --out "$out/calibration.yaml" \
+# Compute and an all-reduce alone and at once, at the buckets' sizes: the contention pair.
+ranks 2 overlap --mb 0.1 0.5 --json "$out/overlap_w2.json" | grep -E "^overlap:"
+"$ddpsim" calibrate --measured "$out/w1.rank0.json" "$out/sweep_w1.json" "$out/sweep_w2.json" \
+  --overlap "$out/overlap_w2.json" --out "$out/calibration.yaml" \
   | grep -E "^  [a-zA-Z_]+:"
 # 2. FSDP, measured at W = 1 and 2.
 for w in 1 2; do

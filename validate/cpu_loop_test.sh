@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Predict before measuring, on CPUs: calibrate on a 1-rank run of ddpsim-real
-# and all-reduce sweeps at W = 1 and 2, predict W = 1 and 2 for
+# and all-reduce sweeps at W = 1 and 2, with the contention pair the overlap
+# micro-benchmark measures at W = 2 (ddpsim-real overlap: compute and an
+# all-reduce alone and at once, not the training run), predict W = 1 and 2 for
 # scenarios/real_mlp_cpu.yaml, then measure W = 2 and compare. Prints the
 # errors every run and whether they meet the 5 % target (docs/validation.md):
 # a measurement on 2 shared cores, reported, not gated (-35 % has been seen
@@ -20,8 +22,11 @@ model=(--widths 64,512,512,1 --dataset-size 8192 --batch-size 64 --max-steps 20 
 ranks 1 train "${model[@]}" --json "$out/w1" > /dev/null
 ranks 1 allreduce-sweep "${sweep_sizes[@]}" --iters 5 --json "$out/sweep_w1.json" > /dev/null
 ranks 2 allreduce-sweep "${sweep_sizes[@]}" --iters 5 --json "$out/sweep_w2.json" > /dev/null
+# Compute and an all-reduce alone and at once, at the buckets' sizes: the contention pair.
+ranks 2 overlap --mb 0.1 0.5 --json "$out/overlap_w2.json" | grep -E "^overlap:"
 # 2. Calibrate.
-"$ddpsim" calibrate --measured "$out/w1.rank0.json" "$out/sweep_w1.json" "$out/sweep_w2.json" --out "$out/calibration.yaml" \
+"$ddpsim" calibrate --measured "$out/w1.rank0.json" "$out/sweep_w1.json" "$out/sweep_w2.json" \
+  --overlap "$out/overlap_w2.json" --out "$out/calibration.yaml" \
   | grep -E "^# (least|note)|^  [a-zA-Z_]+:|layers\.[0-9]+,"
 # 3. Measure W = 2 (the prediction did not use it) and compare.
 ranks 2 train "${model[@]}" --json "$out/w2" > /dev/null

@@ -77,8 +77,9 @@ def read(path):
                   f"thread(s), {len(doc['sizes'])} all-reduce size(s) pooled")
     except (KeyError, TypeError, ValueError) as e:
         raise OverlapError(f"{path}: an overlap measurement without its figures ({e!r})") from e
-    if not (0 <= s <= 1000 and 0 <= c <= 1000):
-        raise OverlapError(f"{path}: contention {s}, {c}: expected slowdowns from 0 to 1000")
+    if not (0 <= s <= 1000 and 0 <= c <= 1e6):
+        raise OverlapError(f"{path}: contention {s}, {c}: expected compute_slowdown from 0 to 1000 and "
+                           "comm_slowdown from 0 to 1e6 (the scenario's bounds)")
     return s, c, source
 
 

@@ -168,7 +168,7 @@ def test_overlap_file_to_a_scenarios_contention(tmp_path):
     assert lines[2].split("#")[0].strip() == "comm_slowdown: 1.25"
     doc["contention"]["comm_slowdown"] = -1
     path.write_text(json.dumps(doc))
-    with pytest.raises(overlap.OverlapError, match="expected slowdowns from 0 to 1000"):
+    with pytest.raises(overlap.OverlapError, match="expected compute_slowdown from 0 to 1000"):
         overlap.read(str(path))
     path.write_text(json.dumps({"format": "other"}))
     with pytest.raises(overlap.OverlapError, match="expected an overlap measurement"):
