@@ -275,7 +275,7 @@ int main(int argc, char** argv) {
   if (argc > 1 && is_torch_verb(argv[1])) return run_torch_verb(argc, argv);  // python/ddpsim_torch's verbs
   CLI::App app{"ddpsim: a deterministic simulator of PyTorch DistributedDataParallel training"};
   app.set_version_flag("--version", "ddpsim " DDPSIM_VERSION);
-  app.footer("Also: ddpsim profile|sweep|measure|network ... runs python/ddpsim_torch's verbs (their own --help) with "
+  app.footer("Also: ddpsim profile|sweep|measure|overlap|network ... runs python/ddpsim_torch's verbs (their own --help) with "
              "an interpreter that has torch (python/README.md)");
   app.require_subcommand(1);
 

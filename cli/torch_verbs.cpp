@@ -1,4 +1,4 @@
-// `ddpsim profile|sweep|measure|network ...`: the ddpsim_torch verbs, run
+// `ddpsim profile|sweep|measure|overlap|network ...`: the ddpsim_torch verbs, run
 // by an interpreter that has torch, with the package on its path and the
 // malloc settings its measurements assume (python/README.md), so that a
 // user needs neither PYTHONPATH nor the environment's interpreter by its full path.
@@ -113,7 +113,7 @@ bool hand_over_cluster(const std::string& path) {
 
 bool is_torch_verb(const char* verb) {
   const std::string v = verb;
-  return v == "profile" || v == "sweep" || v == "measure" || v == "network";
+  return v == "profile" || v == "sweep" || v == "measure" || v == "overlap" || v == "network";
 }
 
 int run_torch_verb(int argc, char** argv) {

@@ -1,5 +1,5 @@
 #pragma once
-// `ddpsim profile|sweep|measure|network`: python/ddpsim_torch's verbs, run
+// `ddpsim profile|sweep|measure|overlap|network`: python/ddpsim_torch's verbs, run
 // by the ddpsim binary (cli/torch_verbs.cpp).
 
 namespace ddpsim::cli {

@@ -62,7 +62,7 @@ ddpsim_test(NAME python.fit
             NEEDS torch
             COMMAND sh -c "[ -x ${DDPSIM_PYTHON} ] || { echo 'SKIPPED: no ${DDPSIM_PYTHON}'; exit 77; }; exec ${DDPSIM_PYTHON} \"$0\""
                  ${CMAKE_CURRENT_SOURCE_DIR}/fit_test.py)
-# ddpsim profile|sweep|measure|network: ddpsim_torch's verbs run by the ddpsim binary (cli/torch_verbs.cpp).
+# ddpsim profile|sweep|measure|overlap|network: ddpsim_torch's verbs run by the ddpsim binary (cli/torch_verbs.cpp).
 # Without an interpreter that has torch: exit 2, how to make one from the pins. With one, from outside the source tree:
 # a profile written, no PYTHONPATH set (skipped where ${DDPSIM_PYTHON} has no torch).
 ddpsim_cli_test(torch_verb_no_torch 2 "no Python interpreter with torch \\(tried /bin/false\\); make one from the pins \\(python3 -m venv V && V/bin/pip install -r .*/python/requirements.txt\\) and set DDPSIM_PYTHON=V/bin/python"
@@ -74,6 +74,14 @@ ddpsim_test(NAME cli.torch_verb_profile
             PROPERTIES RESOURCE_LOCK torch
             COMMAND sh -c "${DDPSIM_PYTHON} -c 'import torch' 2>/dev/null || { echo 'SKIPPED: no torch'; exit 77; }; mkdir -p \"$2\" && cd \"$2\" && env -u PYTHONPATH \"$0\" profile \"$1\" --out mlp.yaml --steps 3 --warmup 1 --bare && \"$0\" check mlp.yaml"
                  ${DDPSIM_BIN} ${PROJECT_SOURCE_DIR}/python/recipes/mlp.py ${WORK}/torch_verb)
+# The overlap micro-benchmark end to end (gloo, W = 2, one small size): its JSON read by calibrate --overlap and
+# by profile --overlap, whose scenario carries both slowdowns and loads.
+ddpsim_test(NAME cli.torch_verb_overlap
+            REGEX "overlap: 2 ranks, gloo: compute_slowdown [0-9.e+-]+, comm_slowdown [0-9.e+-]+; wrote o.json\n.*\ncontention:\n  compute_slowdown: [0-9.e+-]+\n  comm_slowdown: [0-9.e+-]+\n.*profile: 6 parameters.*\ncontention: +# measured apart from any training run: o.json: gloo on cpu, 2 ranks.*\n  comm_slowdown: [0-9.e+-]+ .*mlp.yaml: ok"
+            NEEDS torch
+            PROPERTIES RESOURCE_LOCK torch
+            COMMAND sh -c "${DDPSIM_PYTHON} -c 'import torch' 2>/dev/null || { echo 'SKIPPED: no torch'; exit 77; }; mkdir -p \"$2\" && cd \"$2\" && \"$0\" overlap --world-size 2 --mb 1 --reps 2 --chunks 10 --out o.json && \"$0\" calibrate --overlap o.json --out c.yaml && \"$0\" profile \"$1\" --overlap o.json --out mlp.yaml --steps 3 --warmup 1 --bare && cat mlp.yaml && \"$0\" check mlp.yaml"
+                 ${DDPSIM_BIN} ${PROJECT_SOURCE_DIR}/python/recipes/mlp.py ${WORK}/torch_verb_overlap)
 # cmake --install into a fresh prefix, the installed ddpsim run from elsewhere (tests/install_test.sh).
 if(SIMGRID_FOUND)
   set(install_simgrid 1)
