@@ -33,6 +33,7 @@ done
 # 3. Compare.
 "$ddpsim" validate --scenario "$root/scenarios/real_mlp_cpu_fsdp.yaml" --calibration "$out/calibration.yaml" \
   --measured "$out/fsdp_w1" "$out/fsdp_w2" --target-pct "$target" --report "$out/report" | tee "$out/validate.log"
+without_overlap "$root/scenarios/real_mlp_cpu_fsdp.yaml" "$out/fsdp_w1" "$out/fsdp_w2"
 grep -q "W = 2: peak memory per rank measured" "$out/validate.log" || { echo "FAILED: no memory comparison"; exit 1; }
 # Memory is counted, not timed: the model must be within 1 % of it.
 awk '/peak memory per rank measured/ { e = $(NF - 1); if (e < 0) e = -e; if (e > 1) bad = 1 }

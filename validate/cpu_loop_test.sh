@@ -32,6 +32,7 @@ ranks 2 overlap --mb 0.1 0.5 --json "$out/overlap_w2.json" | grep -E "^overlap:"
 ranks 2 train "${model[@]}" --json "$out/w2" > /dev/null
 "$ddpsim" validate --scenario "$root/scenarios/real_mlp_cpu.yaml" --calibration "$out/calibration.yaml" \
   --measured "$out/w1" "$out/w2" --target-pct "$target" --report "$out/report" | tee "$out/validate.log"
+without_overlap "$root/scenarios/real_mlp_cpu.yaml" "$out/w1" "$out/w2"
 # 4. The last known-good rule: a new calibration replaces the file only if it
 # predicts the held-out W = 2 run. Within 1e6 % (any finite prediction): accepted.
 # Within 0.001 % (which no measurement here meets): rejected, the file stays byte for byte.

@@ -26,3 +26,15 @@ ranks() {
     ddpsim_torch network "$NETWORK" --ranks "$w" -- mpirun --oversubscribe -np "$w" "$real" "$cmd" "$@" --network "$NETWORK"
   fi
 }
+# The W = 2 row again, calibrated without the overlap micro-benchmark (the
+# contention terms off), on the same logs: what the measured overlap changes.
+# Usage: without_overlap SCENARIO MEASURED_PREFIX...
+without_overlap() {
+  local scenario=$1
+  shift
+  "$ddpsim" calibrate --measured "$out/w1.rank0.json" "$out/sweep_w1.json" "$out/sweep_w2.json" \
+    --out "$out/no_overlap.yaml" > /dev/null
+  "$ddpsim" validate --scenario "$scenario" --calibration "$out/no_overlap.yaml" --measured "$@" \
+    | awk '$1 == 2 && NF > 6 { print "without the measured overlap: W = 2 predicted " $3 " ms, error " $4 \
+                                " (closed form " $6 ")" }'
+}
