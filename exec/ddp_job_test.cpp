@@ -259,6 +259,31 @@ TEST_CASE("contention.comm_slowdown: a bucket's all-reduce slows while backward 
   CHECK(*exec::simulate_ddp(job, 2, 0).step_ms == doctest::Approx(20 + 70 + 2));
 }
 
+TEST_CASE("a link that goes down: every rank waits in the next collective; the watchdog names the cut rank") {
+  // Steps of 63 ms (forward 20, backward 40, the last bucket 1, the optimizer 2); rank 1's link goes
+  // down 100 ms in, in step 1: its next bucket never completes, and under a 1 s watchdog the job ends
+  // 1 s after the first rank reached it.
+  auto job = four_buckets(1);
+  job.watchdog_timeout = Time::from_ms(1000);
+  job.faults.push_back(models::Fault{{1}, models::fault::LinkDown{Time::from_ms(100)}});
+  const models::RunResult r = exec::simulate_ddp(job, 4, 0);
+  CHECK(r.outcome == models::Outcome::kHang);
+  REQUIRE(r.failure);
+  CHECK(r.failure->culprit_rank == 1);
+  CHECK(r.failure->reason.find("rank 1's network link went down at 100.000 ms (fault: link_down)") != std::string::npos);
+  CHECK(r.failure->missing_ranks.empty());  // everyone issued it
+  CHECK(r.failure->fix.find("bring the host's link back") != std::string::npos);
+  CHECK(r.failure->detection.find("watchdog") != std::string::npos);
+  REQUIRE(r.failure->detected_at_ms);
+  CHECK(*r.failure->detected_at_ms > 1100);  // reached after the cut (100 ms) ...
+  CHECK(*r.failure->detected_at_ms < 1163);  // ... within the step it came in
+  // Without a watchdog it waits forever.
+  job.watchdog_timeout = Time::zero();
+  const models::RunResult forever = exec::simulate_ddp(job, 4, 0);
+  CHECK(forever.outcome == models::Outcome::kHang);
+  CHECK(forever.failure->detection.find("never") != std::string::npos);
+}
+
 TEST_CASE("unused parameters without find_unused_parameters: PyTorch's error at the next forward") {
   auto job = four_buckets(1);
   job.ddp.unused_parameters = {1, 2};
@@ -541,6 +566,7 @@ TEST_CASE("a rank-major run that reaches a crash, a hang or a disagreement is ru
     models::FaultKind kind;
   };
   for (const Case& c : {Case{"crash", models::fault::Crash{3, std::nullopt}},
+                        Case{"link down", models::fault::LinkDown{Time::from_ms(30)}},
                         Case{"skip backward", models::fault::SkipBackward{3}},
                         Case{"extra collective", models::fault::ExtraCollective{3, {sim::CollectiveKind::kAllReduce, 4}}}}) {
     CAPTURE(c.name);

@@ -44,13 +44,7 @@ class RankProgram final : public sim::Process {
   // Training starts once it returns.
   void construct(sim::Engine& e) {
     broadcast_initial_state(e);
-    for (const Fault& f : job_.faults) {
-      const auto* crash = f.as<fault::Crash>();
-      if (crash && crash->at && f.has_rank(rank_)) {
-        status().faults.insert(FaultType::kCrash);
-        e.schedule_crash(rank_, *crash->at, fmt::format("killed at {:.3f} ms (fault: crash)", crash->at->ms()));
-      }
-    }
+    schedule_timed_faults(job_.faults, rank_, e, status());
   }
 
   void start(sim::Engine& e) { step(e, 0); }

@@ -80,6 +80,11 @@ std::string fix_for(const std::set<FaultType>& faults) {
     return "run the same number of micro-batches per optimizer step on every rank (size the accumulation window "
            "from a DistributedSampler's equal shares, and drop or pad the last window on every rank)";
   }
+  if (faults.count(FaultType::kLinkDown)) {
+    return "bring the host's link back (its NIC, cable, switch port); a lost host cannot be waited out: give "
+           "init_process_group a timeout (gloo waits 30 minutes by default, NCCL's watchdog 10) so the job fails "
+           "fast, and restart it without the host (torchrun --max-restarts with an elastic --nnodes range)";
+  }
   if (faults.count(FaultType::kCrash)) {
     return "restart from the last checkpoint (torchrun --max-restarts); keep checkpoints frequent enough to bound "
            "the lost work";
@@ -88,6 +93,21 @@ std::string fix_for(const std::set<FaultType>& faults) {
 }
 
 }  // namespace
+
+void schedule_timed_faults(const std::vector<Fault>& faults, int rank, sim::Engine& engine, RankStatus& status) {
+  for (const Fault& f : faults) {
+    if (!f.has_rank(rank)) continue;
+    if (const auto* crash = f.as<fault::Crash>(); crash && crash->at) {
+      status.faults.insert(FaultType::kCrash);
+      engine.schedule_crash(rank, *crash->at, fmt::format("killed at {:.3f} ms (fault: crash)", crash->at->ms()));
+    }
+    if (const auto* down = f.as<fault::LinkDown>()) {
+      status.faults.insert(FaultType::kLinkDown);
+      status.link_down = fmt::format("at {:.3f} ms (fault: link_down)", down->at.ms());
+      engine.schedule_link_down(rank, down->at);
+    }
+  }
+}
 
 std::vector<MisalignedPair> misaligned_pairs(const sim::RunSummary& summary, const OpNamer& name_of) {
   std::vector<MisalignedPair> out;
@@ -194,8 +214,18 @@ void blame_at_open(const OpenSides& sides, FailureReport& f) {
   }
 }
 
+// The first member of the open collective whose link went down, or -1.
+int cut_off_member(const OpenSides& sides, const std::vector<RankStatus>& ranks) {
+  if (sides.open == nullptr) return -1;
+  for (const sim::MemberState& m : sides.open->members) {
+    if (!ranks[static_cast<std::size_t>(m.rank)].link_down.empty()) return m.rank;
+  }
+  return -1;
+}
+
 // The culprit: the rank whose collective sequence diverged first.
-void blame(const sim::RunSummary& summary, const OpenSides& sides, const OpNamer& name_of, FailureReport& f) {
+void blame(const sim::RunSummary& summary, const OpenSides& sides, const std::vector<RankStatus>& ranks,
+           const OpNamer& name_of, FailureReport& f) {
   const std::vector<MisalignedPair> pairs = misaligned_pairs(summary, name_of);
   if (!pairs.empty()) {
     const MisalignedPair& p = pairs.front();
@@ -207,6 +237,11 @@ void blame(const sim::RunSummary& summary, const OpenSides& sides, const OpNamer
         p.sequence + 1, p.rank, p.op, p.iteration, p.with_rank, p.with_op, p.with_iteration, p.rank, p.sequence + 1);
   } else if (sides.open != nullptr && (sides.odd_one >= 0 || !f.missing_ranks.empty())) {
     blame_at_open(sides, f);
+  } else if (const int cut = cut_off_member(sides, ranks); cut >= 0) {
+    f.culprit_rank = cut;
+    f.reason = fmt::format("collective_seq_id {}: every member issued it, but rank {}'s network link went down {}: "
+                           "its data can neither leave nor reach it, and every member waits in it",
+                           sides.open->seq + 1, cut, ranks[static_cast<std::size_t>(cut)].link_down);
   } else if (!summary.crashes.empty()) {
     f.culprit_rank = summary.crashes.front().rank;
     f.reason = fmt::format("rank {} crashed: {}", f.culprit_rank, summary.crashes.front().message);
@@ -239,7 +274,7 @@ std::optional<FailureReport> analyse_failure(const sim::RunSummary& summary, con
   std::map<int, const sim::Crash*> crashed;
   for (const sim::Crash& c : summary.crashes) crashed.emplace(c.rank, &c);
   const OpenSides sides = describe_open(summary, ranks, crashed, context, f);
-  blame(summary, sides, context.name_of, f);
+  blame(summary, sides, ranks, context.name_of, f);
   if (f.culprit_rank >= 0) f.fix = fix_for(ranks[static_cast<std::size_t>(f.culprit_rank)].faults);
   when_noticed(summary, context, f);
   return f;

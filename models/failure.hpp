@@ -74,7 +74,13 @@ struct RankStatus {
   /// (FSDP's forward-order check after the first iteration); -1: none.
   int warning_iteration = -1;
   std::string warning;
+  std::string link_down;  ///< when its link went down (fault: link_down), as a report says it; empty: never
 };
+
+/// The faults of `rank` that happen at a time rather than an iteration (a
+/// crash with at_ms, a link going down), scheduled on the engine and noted
+/// in the rank's status. Each program calls it once, before its first step.
+void schedule_timed_faults(const std::vector<Fault>& faults, int rank, sim::Engine& engine, RankStatus& status);
 
 /// An operation's name in reports, by label; empty: op_name's.
 using OpNamer = std::function<std::string(const sim::OpLabel&)>;

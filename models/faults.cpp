@@ -17,6 +17,7 @@ std::string_view to_string(FaultType type) {
     case FaultType::kCrash: return "crash";
     case FaultType::kSkipUnit: return "skip_unit";
     case FaultType::kMicroBatches: return "micro_batches";
+    case FaultType::kLinkDown: return "link_down";
   }
   return "?";
 }

@@ -105,6 +105,16 @@ struct Crash {
   bool applies(int g) const { return g == iteration; }
 };
 
+/// The rank's network link goes down at a time (a cut cable, a dead switch
+/// port, a host partitioned from the rest): the process lives on, but no
+/// collective with it completes from then on.
+struct LinkDown {
+  sim::Time at;
+  static constexpr bool kKeepsLockstep = false;
+  static constexpr bool kKeepsProgramUniform = false;
+  bool applies(int) const { return true; }
+};
+
 /// FSDP: the rank does not call one unit's module (and so none of the
 /// units inside it) in every micro-step of an iteration: no all-gather, no
 /// compute, no reduce-scatter for them.
@@ -132,7 +142,7 @@ struct MicroBatches {
 /// The kinds, in FaultType's order.
 using FaultKind = std::variant<fault::SkipBackward, fault::SkipIteration, fault::UnevenBatches, fault::ExtraCollective,
                                fault::UnusedParameters, fault::Slowdown, fault::SlowLink, fault::Rank0Artifact,
-                               fault::Crash, fault::SkipUnit, fault::MicroBatches>;
+                               fault::Crash, fault::SkipUnit, fault::MicroBatches, fault::LinkDown>;
 
 /// A kind's name, for sets and reports (the index of its FaultKind alternative).
 enum class FaultType {
@@ -147,9 +157,10 @@ enum class FaultType {
   kCrash,
   kSkipUnit,      ///< FSDP only
   kMicroBatches,  ///< FSDP only
+  kLinkDown,
 };
 inline constexpr std::size_t kFaultTypes = std::variant_size_v<FaultKind>;
-static_assert(static_cast<std::size_t>(FaultType::kMicroBatches) + 1 == kFaultTypes, "FaultType follows FaultKind");
+static_assert(static_cast<std::size_t>(FaultType::kLinkDown) + 1 == kFaultTypes, "FaultType follows FaultKind");
 /// "skip_backward", ... (the scenario's `type`).
 std::string_view to_string(FaultType type);
 

@@ -35,7 +35,7 @@ TEST_CASE("what each fault kind leaves to the faster evaluators") {
       {FaultType::kUnusedParameters, false, false}, {FaultType::kSlowdown, true, false},
       {FaultType::kSlowLink, true, true},          {FaultType::kRank0Artifact, true, false},
       {FaultType::kCrash, false, false},           {FaultType::kSkipUnit, false, false},
-      {FaultType::kMicroBatches, false, false},
+      {FaultType::kMicroBatches, false, false},    {FaultType::kLinkDown, false, false},
   };
   const std::vector<models::Fault> faults = every_kind(std::make_index_sequence<models::kFaultTypes>());
   REQUIRE(faults.size() == std::size(kinds));

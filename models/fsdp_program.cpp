@@ -235,13 +235,7 @@ class RankProcess final : public sim::Process {
       : job_(job), cfg_(cfg), plan_(plan), rank_(rank), progress_(progress), groups_(groups) {}
 
   void start(sim::Engine& e) {
-    for (const Fault& f : job_.faults) {
-      const auto* crash = f.as<fault::Crash>();
-      if (crash && crash->at && f.has_rank(rank_)) {
-        status().faults.insert(FaultType::kCrash);
-        e.schedule_crash(rank_, *crash->at, fmt::format("killed at {:.3f} ms (fault: crash)", crash->at->ms()));
-      }
-    }
+    schedule_timed_faults(job_.faults, rank_, e, status());
     step(e, 0);
   }
 

@@ -134,6 +134,8 @@ models::FaultKind read_fault_kind(const Section& f, models::FaultType type, cons
     case models::FaultType::kMicroBatches:
       return fault::MicroBatches{iteration("iteration", std::nullopt),
                                  static_cast<int>(f.integer("count", std::nullopt))};
+    case models::FaultType::kLinkDown:
+      return fault::LinkDown{f.millis("at_ms", std::nullopt)};
   }
   throw std::logic_error("read_fault_kind: unknown fault type");
 }
@@ -147,7 +149,7 @@ void check_program(const Section& f, models::FaultType type, const Scenario& sce
   if (fsdp_only && scenario.parallelism != Parallelism::kFsdp) f.fail_value("type", "expected parallelism: fsdp for it");
   if (ddp_only && scenario.parallelism == Parallelism::kFsdp) {
     f.fail_value("type", "expected a fault the FSDP program runs: skip_iteration, extra_collective, slowdown, slow_link, "
-                         "rank0_artifact, crash, skip_unit, micro_batches");
+                         "rank0_artifact, crash, skip_unit, micro_batches, link_down");
   }
 }
 

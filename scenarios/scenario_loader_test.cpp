@@ -444,9 +444,10 @@ collective: {latency_us: 5, bandwidth_GBps: 10}
   - {type: slowdown, rank: 1, factor: 1.5, from_iteration: 2, target: data}
   - {type: rank0_artifact, every: 4, duration_ms: 20}
   - {type: crash, rank: 1, at_ms: 1000}
+  - {type: link_down, rank: 0, at_ms: 250}
 )",
                                   "s.yaml");
-    REQUIRE(s.job.faults.size() == 6);
+    REQUIRE(s.job.faults.size() == 7);
     CHECK(s.job.epochs == 2);
     CHECK(s.job.faults[1].ranks == std::vector<int>{0, 1});
     namespace fault = models::fault;
@@ -470,6 +471,9 @@ collective: {latency_us: 5, bandwidth_GBps: 10}
     REQUIRE(s.job.faults[5].as<fault::Crash>());
     CHECK(s.job.faults[5].as<fault::Crash>()->at == sim::Time::from_ms(1000));
     CHECK(s.job.faults[5].as<fault::Crash>()->iteration == -1);
+    REQUIRE(s.job.faults[6].as<fault::LinkDown>());
+    CHECK(s.job.faults[6].as<fault::LinkDown>()->at == sim::Time::from_ms(250));
+    CHECK(s.job.faults[6].ranks == std::vector<int>{0});
     CHECK(s.job.watchdog_timeout == sim::Time::from_ms(600'000));
   }
   SUBCASE("gloo's watchdog default is 30 minutes") {

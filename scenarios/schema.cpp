@@ -235,7 +235,7 @@ const std::vector<Key> kScenario = {
     {"faults", T::kList, "", "", "none", "what given ranks do differently (the fault table below)"},
     {"faults[].type", T::kChoice, "",
      "skip_backward, skip_iteration, uneven_batches, extra_collective, unused_parameters, slowdown, slow_link, "
-     "rank0_artifact, crash, skip_unit, micro_batches",
+     "rank0_artifact, crash, skip_unit, micro_batches, link_down",
      kReq, "the kind of fault"},
     {"faults[].rank", T::kIntegerOrList, "", "0..min(world_size)-1", "**required** but for `rank0_artifact`",
      "the ranks it applies to"},
@@ -252,7 +252,7 @@ const std::vector<Key> kScenario = {
     {"faults[].target", T::kChoice, "", "compute, data", "`compute`", "`slowdown`: what is slower"},
     {"faults[].duration_ms", T::kNumber, "ms", "0..1e9", "", "`rank0_artifact`: how long it writes"},
     {"faults[].every", T::kInteger, "", "1..epochs x iterations", "", "`rank0_artifact`: every N iterations"},
-    {"faults[].at_ms", T::kNumber, "ms", "0..1e9", "", "`crash`: the time it dies"},
+    {"faults[].at_ms", T::kNumber, "ms", "0..1e9", "", "`crash`: the time it dies; `link_down`: the time its link goes down"},
     {"faults[].unit", T::kString, "", "a unit's module path, not the root", "",
      "`skip_unit`: the FSDP unit the rank does not call"},
     {"faults[].count", T::kInteger, "", "1..1,048,576", "", "`micro_batches`: the rank's micro-batches in the iteration"},
@@ -394,6 +394,9 @@ const std::vector<FaultKind> kFaultKinds = {
      "FSDP: the rank does not call that unit's module in the iteration (nor the units inside it)"},
     {"micro_batches", {"rank", "iteration", "count"}, "`iteration`, `count`",
      "FSDP: the rank runs `count` micro-batches in the iteration instead of `fsdp.gradient_accumulation`"},
+    {"link_down", {"rank", "at_ms"}, "`at_ms`",
+     "the rank's network link goes down at the time (a cut cable, a dead switch port): the process lives on, and "
+     "every collective with it waits from then on, until the watchdog (docs/runbook.md)"},
 };
 
 std::string_view parent_of(std::string_view path) {

@@ -101,6 +101,12 @@ void Engine::schedule_crash(int rank, Time at, std::string message) {
   impl_->crash_at(rank, at, std::move(message));
 }
 
+void Engine::schedule_link_down(int rank, Time at) {
+  if (rank < 0 || rank >= impl_->world_size) throw std::out_of_range("rank out of range");
+  if (at < impl_->here().now) throw std::invalid_argument("link failure scheduled in the past");
+  impl_->link_down_at(rank, at);
+}
+
 GroupId Engine::add_group(const std::vector<int>& ranks) { return add_group(ranks, StreamKind::kComm, {}); }
 
 GroupId Engine::add_group(const std::vector<int>& ranks, StreamKind stream, CollectiveCostFn cost) {

@@ -244,6 +244,12 @@ class Engine final : public OpSink {
   /// kRankMajor either call ends the run (RunSummary::needs_time_order).
   void schedule_crash(int rank, Time at, std::string message);
   bool crashed(int rank) const;
+  /// The rank's network link goes down at `at` (a cut cable, a dead switch
+  /// port): its process lives on, but no collective it is a member of
+  /// completes after that, those in flight included; their members wait in
+  /// them until the watchdog, if any, aborts the job. Under kRankMajor it
+  /// ends the run (RunSummary::needs_time_order).
+  void schedule_link_down(int rank, Time at);
 
   /// Runs until no event remains. Streams still holding operations then are
   /// reported as blocked: the simulation hung.

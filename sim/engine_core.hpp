@@ -104,6 +104,7 @@ struct Engine::Impl {
   virtual void wake_when_done(OpRef op, Process& process, std::uint64_t token) = 0;
   virtual void crash_now(int rank, std::string message) = 0;
   virtual void crash_at(int rank, Time at, std::string message) = 0;
+  virtual void link_down_at(int rank, Time at) = 0;
   virtual RunSummary run(Engine& engine) = 0;
   virtual void on_add_group(const Group& g) { (void)g; }
   virtual void on_add_sharing() {}

@@ -400,6 +400,11 @@ TEST_CASE("rank-major: what needs the global order stops the run and says why") 
     e.schedule_crash(1, ms(1), "killed");
     stopped(e, "rank 1 is to crash");
   }
+  SUBCASE("a link to go down") {
+    Engine e(2, fixed_cost(1), major);
+    e.schedule_link_down(1, ms(1));
+    stopped(e, "rank 1's link is to go down");
+  }
   SUBCASE("a process that crashes its rank") {
     struct Crasher final : Process {
       void on_wake(Engine& e, std::uint64_t) override { e.crash(0, "boom"); }
@@ -562,4 +567,44 @@ TEST_CASE("communication slowed by compute: a collective runs 1 + c times slower
   CHECK(major.run().needs_time_order.has_value());
   major_options.comm_slowdown = std::numeric_limits<double>::infinity();
   CHECK_THROWS_AS(Engine(1, fixed_cost(0), major_options), std::invalid_argument);
+}
+
+TEST_CASE("a link that goes down: its collectives stall, in flight or later, until the watchdog") {
+  // Three all-reduces of 4 ms each on 2 ranks, back to back from 0: 0-4, 4-8, 8-12.
+  const auto run = [](Time down_at, Time watchdog) {
+    EngineOptions options;
+    options.watchdog_timeout = watchdog;
+    Engine e(2, fixed_cost(4), options);
+    Recorder rec;
+    e.add_observer(rec);
+    for (int r : {0, 1}) {
+      for (std::uint32_t i = 0; i < 3; ++i) e.enqueue_collective(r, Engine::kWorld, {CollectiveKind::kAllReduce, 64}, {1, i});
+    }
+    if (down_at >= Time::zero()) e.schedule_link_down(1, down_at);
+    const RunSummary s = e.run();
+    return std::make_pair(s, rec.ops.size());
+  };
+  // Down at 6: the second (in flight, 4..8) never ends; the first did, on both ranks.
+  const auto [stalled, done] = run(ms(6), Time::zero());
+  CHECK(stalled.hung());
+  CHECK(done == 2);
+  REQUIRE(!stalled.open.empty());
+  CHECK(stalled.open.front().seq == 1);
+  CHECK_FALSE(stalled.watchdog_at);
+  // Down at 4, as the second starts: the same. Down before anything: nothing completes.
+  CHECK(run(ms(4), Time::zero()).second == 2);
+  CHECK(run(Time::zero(), Time::zero()).second == 0);
+  // A watchdog of 100 ms times the stalled one out from its first arrival (4 ms).
+  const auto [timed_out, _] = run(ms(6), ms(100));
+  REQUIRE(timed_out.watchdog_at);
+  CHECK(*timed_out.watchdog_at == ms(104));
+  REQUIRE(timed_out.watchdog_collective);
+  CHECK(timed_out.watchdog_collective->second == 1);
+  // Never down: all three end at 12.
+  const auto [fine, all] = run(ms(-1), Time::zero());
+  CHECK_FALSE(fine.hung());
+  CHECK(all == 6);
+  CHECK(fine.end == ms(12));
+  Engine e(2, fixed_cost(1));
+  CHECK_THROWS_AS(e.schedule_link_down(2, ms(1)), std::out_of_range);
 }

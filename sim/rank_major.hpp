@@ -144,6 +144,11 @@ struct RankMajor final : Machine<RankMajor> {
     if (!needs_time_order) needs_time_order = fmt::format("rank {} is to crash", rank);
   }
 
+  void link_down_at(int rank, Time) override {
+    if (running) throw NeedsTimeOrder(fmt::format("rank {}'s link is to go down", rank));
+    if (!needs_time_order) needs_time_order = fmt::format("rank {}'s link is to go down", rank);
+  }
+
   void dispatch(Engine& engine, Worker& w, const Event& ev) {
     ++w.events_run;
     switch (ev.kind) {
@@ -160,6 +165,7 @@ struct RankMajor final : Machine<RankMajor> {
       case EventKind::kCrash:
       case EventKind::kSharedDone:
       case EventKind::kSlowableDone:
+      case EventKind::kLinkDown:
         throw std::logic_error("rank-major schedule: a time-order event");
     }
   }

@@ -26,6 +26,7 @@ namespace {  // internal linkage: see engine_core.hpp
 struct TimeOrder final : Machine<TimeOrder> {
   EventQueue events;
   std::vector<std::string> crash_messages;  // for scheduled crashes
+  std::vector<char> link_down;              // per rank, once a link has gone down (empty before)
   std::set<std::tuple<Time, GroupId, std::uint64_t>> deadlines;  // watchdog: first arrival + timeout
 
   // Compute slowed by communication (EngineOptions::compute_slowdown), per
@@ -217,6 +218,10 @@ struct TimeOrder final : Machine<TimeOrder> {
         }
       }
     }
+    if (cut_off(g)) {
+      rz.stalled = true;  // its deadline stays: the watchdog times it out
+      return;
+    }
     deadlines.erase({rz.earliest_arrival + options.watchdog_timeout, gid, seq});
     rz.start = rz.last_arrival;  // `now`
     if (contends()) {
@@ -356,6 +361,24 @@ struct TimeOrder final : Machine<TimeOrder> {
 
   void crash_now(int rank, std::string message) override { crash(rank, message); }
 
+  void link_down_at(int rank, Time at) override {
+    push(at, EventKind::kLinkDown, static_cast<std::uint32_t>(rank), 0, nullptr);
+  }
+
+  // Whether a member of g has lost its link: its collectives never complete.
+  bool cut_off(const Group& g) const {
+    if (link_down.empty()) return false;
+    return std::any_of(g.members.begin(), g.members.end(),
+                       [this](int m) { return link_down[static_cast<std::size_t>(m)] != 0; });
+  }
+
+  // A collective of a cut-off group stalls where it is: its members wait
+  // in it, and the watchdog, if any, times it out from its first arrival.
+  void stall(GroupId gid, std::uint64_t seq, Rendezvous& rz) {
+    rz.stalled = true;
+    if (options.watchdog_timeout > Time::zero()) deadlines.emplace(rz.earliest_arrival + options.watchdog_timeout, gid, seq);
+  }
+
   void crash_at(int rank, Time at, std::string message) override {
     crash_messages.push_back(std::move(message));
     push(at, EventKind::kCrash, static_cast<std::uint32_t>(rank), crash_messages.size() - 1, nullptr);
@@ -365,6 +388,10 @@ struct TimeOrder final : Machine<TimeOrder> {
     Group& g = groups[gid];
     auto it = g.open.find(seq);
     assert(it != g.open.end());
+    if (cut_off(g)) {  // a member's link went down while it ran
+      stall(gid, seq, it->second);
+      return;
+    }
     Rendezvous rz = std::move(it->second);
     g.open.erase(it);
     const std::size_t n = g.members.size();
@@ -401,6 +428,10 @@ struct TimeOrder final : Machine<TimeOrder> {
         break;
       case EventKind::kSlowableDone:
         finish_slowable(w, ev.target, ev.payload);
+        break;
+      case EventKind::kLinkDown:
+        if (link_down.empty()) link_down.assign(static_cast<std::size_t>(world_size), 0);
+        link_down[ev.target] = 1;
         break;
       case EventKind::kMemberDone:
         throw std::logic_error("time order: a rank-major event");
