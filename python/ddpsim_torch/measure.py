@@ -25,7 +25,6 @@ DDP's timers describe the previous iteration: they are read after the next
 iteration's forward, and that read's time is taken out of the step. So one
 step more than --steps is run, and the last is not written.
 """
-import json
 import socket
 import time
 
@@ -138,11 +137,7 @@ def _rank_main(rank, world, recipe_path, steps, threads, out, backend, bucket_ca
     }
     if hook:
         log["comm_hook"] = hook
-    record = network.current_record()
-    if record:
-        log["network"] = record
-    with open(f"{out}.rank{rank}.json", "w", encoding="utf-8") as f:
-        f.write(json.dumps(log, indent=2) + "\n")
+    network.write_recorded(log, f"{out}.rank{rank}.json")
     # Every rank done before the group is torn down: a comm hook's chained futures (PowerSGD's) still
     # running on gloo's threads at destroy_process_group abort the process ("terminate called without
     # an active exception", seen once in ten runs).

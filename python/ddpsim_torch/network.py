@@ -249,6 +249,15 @@ def current_record():
         return json.load(f)
 
 
+def write_recorded(doc, path):
+    """Writes a measurement's JSON to `path`, with the emulated network's check as "network" when in one."""
+    record = current_record()
+    if record:
+        doc["network"] = record
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(doc, indent=2) + "\n")
+
+
 def describe(record):
     links = ", ".join(f"rank {link['rank']} {link['measured_bps'] / 1e6:.1f}" for link in record["links"])
     return f"emulated network at {record['rate_bps'] / 1e6:.0f} Mbit/s a rank, measured (Mbit/s): {links}"

@@ -29,7 +29,6 @@ JSON holds every size's figures; `ddpsim_torch profile --overlap` and
 `ddpsim calibrate --overlap` read the pair into a scenario's `contention:`.
 """
 import json
-import statistics
 
 FORMAT = "ddpsim-overlap-1"
 

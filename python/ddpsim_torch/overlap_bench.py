@@ -1,7 +1,6 @@
 """overlap_bench: the overlap verb's ranks (torch, gloo on CPU): compute and
 an all-reduce alone and at once, and the JSON overlap.py reads; the method
 and the figures are described in overlap.py."""
-import json
 import socket
 import statistics
 import time
@@ -73,11 +72,7 @@ def _rank_main(rank, world, sizes, matrix, chunks, reps, threads, out):
     doc = {"format": FORMAT, "backend": "gloo", "device": "cpu", "world_size": world, "threads": threads,
            "host": socket.gethostname(), "torch": torch.__version__, "matrix": matrix, "chunks": chunks, "reps": reps,
            "sizes": rows, "contention": summarise(rows)}
-    record = network.current_record()
-    if record:
-        doc["network"] = record
-    with open(out, "w", encoding="utf-8") as f:
-        f.write(json.dumps(doc, indent=2) + "\n")
+    network.write_recorded(doc, out)
 
 
 def run(args):

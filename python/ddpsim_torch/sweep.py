@@ -11,7 +11,6 @@ want); algbw = bytes / time,
 busbw = algbw x 2(W-1)/W (nccl-tests). gloo on CPU tensors, nccl on each
 rank's GPU (synchronised after each call).
 """
-import json
 import socket
 import statistics
 import time
@@ -44,11 +43,7 @@ def _rank_main(rank, world, min_bytes, max_bytes, iters, out, backend, stat):
     if rank == 0:
         doc = {"transport": f"torch {backend}", "host": socket.gethostname(), "ddpsim_version": "ddpsim_torch",
                "git_commit": "", "world_size": world, "statistic": stat, "sweep": rows}
-        record = network.current_record()
-        if record:
-            doc["network"] = record
-        with open(out, "w", encoding="utf-8") as f:
-            f.write(json.dumps(doc, indent=2) + "\n")
+        network.write_recorded(doc, out)
 
 
 def run(args):
