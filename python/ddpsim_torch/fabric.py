@@ -48,6 +48,13 @@ class Link:
                 "rate_bps": None if self.rate_bps is None else round(self.rate_bps)}
 
 
+def one_switch(rate_bps, ranks):
+    """`--network RATE` as a cluster description: `ranks` hosts of one rank each, each behind its own RATE NIC
+    on one switch (as `nodes: W, gpus_per_node: 1` with a star of RATE links)."""
+    link = {"topology": "star", "bandwidth_GBps": rate_bps / 8e9, "latency_us": 0, "duplex": "full"}
+    return {"nodes": ranks, "gpus_per_node": 1, "intra": dict(link), "inter": link}
+
+
 class Layout:
     """Hosts, switches and links for W ranks of a cluster description (the JSON of `cluster:`)."""
 

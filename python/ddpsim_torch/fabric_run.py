@@ -183,9 +183,13 @@ _held = []  # the namespaces of a sweep's or a measure's cluster, for the life o
 
 
 def enter_for(args, ranks):
-    """sweep's and measure's --cluster: build the cluster for `ranks` ranks (in a PID namespace of its own)
-    and set what launch.py's ranks need to join their hosts. Words for the verb's closing line."""
-    cluster = fabric.cluster_from_environment()
+    """sweep's, measure's and overlap's --cluster, or --network RATE (one switch, a RATE NIC a host): build the
+    cluster for `ranks` ranks (in a PID namespace of its own) and set what launch.py's ranks need to join their
+    hosts. Words for the verb's closing line."""
+    if getattr(args, "network", None):
+        cluster = fabric.one_switch(args.network, ranks)
+    else:
+        cluster = fabric.cluster_from_environment()
     if cluster is None:
         raise FabricError(f"--cluster {args.cluster}: run it as `ddpsim {args.verb} ... --cluster S.yaml`, whose "
                           "loader reads the scenario's cluster: section")
@@ -198,6 +202,8 @@ def enter_for(args, ranks):
         "DDPSIM_HOST_NETNS": ",".join(ns.path(f"host{r}") for r in range(layout.ranks)),
         "DDPSIM_HOST_ADDRS": ",".join(h["address"] for h in layout.hosts)})
     print(describe(record), flush=True)
+    if getattr(args, "network", None):
+        return f", on an emulated switch: {ranks} host(s), a {args.network / 1e6:.0f} Mbit/s NIC each"
     return f", on the emulated cluster of {record['layout']}"
 
 

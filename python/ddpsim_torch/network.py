@@ -264,16 +264,14 @@ def describe(record):
 
 
 def enter_for(args, ranks):
-    """sweep's and measure's --network and --slow-rank: enter the network for `ranks` ranks, or not. Words for
-    the verb's closing line."""
-    if getattr(args, "cluster", None):
-        from . import fabric_run
-        return fabric_run.enter_for(args, ranks)
-    if not getattr(args, "network", None):
+    """sweep's, measure's and overlap's --network RATE or --cluster S.yaml, and --slow-rank: build the cluster
+    of hosts for `ranks` ranks (fabric_run.py; --network RATE is its one-switch shorthand), or not. Words for
+    the verb's closing line. (The loopback emulation below is the `network RATE` verb's, for launchers such as
+    mpirun that start every rank in one namespace.)"""
+    if not (getattr(args, "cluster", None) or getattr(args, "network", None)):
         return ""
-    enter(Shaping(args.network, ranks, dict(args.slow_rank or [])))
-    print(describe(current_record()), flush=True)
-    return f", on the emulated network at {args.network / 1e6:.0f} Mbit/s a rank"
+    from . import fabric_run
+    return fabric_run.enter_for(args, ranks)
 
 
 def run(args):
