@@ -20,8 +20,10 @@ struct OverlapOptions {
 };
 
 /// Every rank runs it; each returns its own medians (rank 0's are written).
-/// The pair is pooled over the sizes (formats::pooled_slowdowns);
-/// std::runtime_error when no size ran a chunk beside its all-reduce.
+/// The pair is pooled over the sizes (formats::pooled_slowdowns; left 0
+/// when no size ran a chunk beside its all-reduce: the caller checks).
+/// std::invalid_argument on one rank (nothing to overlap), before any
+/// collective.
 formats::OverlapMeasurement measure_overlap(Transport& transport, const OverlapOptions& options);
 
 }  // namespace ddpsim::real

@@ -252,7 +252,19 @@ int allreduce_sweep_cmd(ddpsim::real::Transport& transport, const std::string& d
 
 // overlap: every rank measures; rank 0 prints the pair and writes --json.
 int overlap_cmd(ddpsim::real::Transport& transport, const ddpsim::real::OverlapOptions& o, const std::string& json) {
-  const ddpsim::formats::OverlapMeasurement m = ddpsim::real::measure_overlap(transport, o);
+  ddpsim::formats::OverlapMeasurement m;
+  try {
+    m = ddpsim::real::measure_overlap(transport, o);
+  } catch (const std::invalid_argument& e) {  // one rank: every rank says so before any collective
+    if (transport.rank() == 0) fmt::print(stderr, "ddpsim-real: error: {}\n", e.what());
+    return 2;
+  }
+  if (transport.rank() == 0 && !ddpsim::formats::pooled_slowdowns(m.sizes)) {
+    fmt::print(stderr, "ddpsim-real: error: overlap: no size ran a chunk beside its all-reduce: larger --mb or a "
+                       "smaller --matrix\n");
+    transport.barrier();
+    return 2;
+  }
   if (transport.rank() == 0) {
     for (const auto& s : m.sizes) {
       fmt::print("{:>10} B: chunk {:.4f} ms, all-reduce {:.3f} ms alone, {:.3f} ms beside {:.0f} chunks\n", s.bytes,

@@ -148,7 +148,8 @@ def main(argv=None):
     o = verbs.add_parser("overlap", help="gloo on cpu: compute and an all-reduce alone and at once on W ranks; write "
                                          "how much each slows the other (the contention section profile and "
                                          "calibrate take with --overlap)")
-    o.add_argument("--world-size", type=_positive, default=2, help="processes (ranks) to spawn (default 2)")
+    o.add_argument("--world-size", type=_at_least(2), default=2,
+                   help="processes (ranks) to spawn, 2 or more: one rank has nothing to overlap (default 2)")
     o.add_argument("--out", required=True, help="the overlap JSON to write")
     o.add_argument("--mb", type=_positive_number, nargs="+", default=[1, 25],
                    help="all-reduce sizes in MiB, like a bucket's (default 1 25)")

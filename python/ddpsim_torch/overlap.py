@@ -70,6 +70,8 @@ def read(path):
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise OverlapError(f"{path}: expected an overlap measurement (format {FORMAT}, from `python3 -m ddpsim_torch "
                            "overlap`)")
+    if "error" in doc:
+        raise OverlapError(f"{path}: {doc['error']}")
     try:
         s, c = float(doc["contention"]["compute_slowdown"]), float(doc["contention"]["comm_slowdown"])
         source = (f"{path}: {doc['backend']} on {doc['device']}, {doc['world_size']} ranks, {doc['threads']} "

@@ -9,7 +9,7 @@ import torch
 import torch.distributed as dist
 
 from . import launch, network
-from .overlap import FORMAT, read, slowdowns, summarise
+from .overlap import FORMAT, OverlapError, read, slowdowns, summarise
 
 
 def _chunk(a, b):
@@ -71,7 +71,11 @@ def _rank_main(rank, world, sizes, matrix, chunks, reps, threads, out):
         return
     doc = {"format": FORMAT, "backend": "gloo", "device": "cpu", "world_size": world, "threads": threads,
            "host": socket.gethostname(), "torch": torch.__version__, "matrix": matrix, "chunks": chunks, "reps": reps,
-           "sizes": rows, "contention": summarise(rows)}
+           "sizes": rows}
+    try:
+        doc["contention"] = summarise(rows)
+    except OverlapError as e:
+        doc["error"] = str(e)  # read() refuses the file, saying why (exit 2), outside the ranks
     network.write_recorded(doc, out)
 
 

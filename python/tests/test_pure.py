@@ -170,6 +170,9 @@ def test_overlap_file_to_a_scenarios_contention(tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(overlap.OverlapError, match="expected compute_slowdown from 0 to 1000"):
         overlap.read(str(path))
+    path.write_text(json.dumps({"format": overlap.FORMAT, "error": "no size ran a chunk beside its all-reduce"}))
+    with pytest.raises(overlap.OverlapError, match="no size ran a chunk"):
+        overlap.read(str(path))
     path.write_text(json.dumps({"format": "other"}))
     with pytest.raises(overlap.OverlapError, match="expected an overlap measurement"):
         overlap.read(str(path))
