@@ -515,6 +515,10 @@ TEST_CASE("a link that goes down: its collectives stall, in flight or later, unt
   CHECK(*timed_out.watchdog_at == ms(104));
   REQUIRE(timed_out.watchdog_collective);
   CHECK(timed_out.watchdog_collective->second == 1);
+  // A watchdog shorter than the collective: the stall is timed out when found (at its would-be end, 8).
+  const auto [late, __] = run(ms(6), ms(1));
+  REQUIRE(late.watchdog_at);
+  CHECK(*late.watchdog_at == ms(8));
   // Never down: all three end at 12.
   const auto [fine, all] = run(ms(-1), Time::zero());
   CHECK_FALSE(fine.hung());

@@ -372,11 +372,14 @@ struct TimeOrder final : Machine<TimeOrder> {
                        [this](int m) { return link_down[static_cast<std::size_t>(m)] != 0; });
   }
 
-  // A collective of a cut-off group stalls where it is: its members wait
-  // in it, and the watchdog, if any, times it out from its first arrival.
-  void stall(GroupId gid, std::uint64_t seq, Rendezvous& rz) {
+  // A collective of a cut-off group stalls where it is (at `now`, its
+  // would-be end): its members wait in it, and the watchdog, if any, times
+  // it out from its first arrival, or at once if that is past.
+  void stall(GroupId gid, std::uint64_t seq, Rendezvous& rz, Time now) {
     rz.stalled = true;
-    if (options.watchdog_timeout > Time::zero()) deadlines.emplace(rz.earliest_arrival + options.watchdog_timeout, gid, seq);
+    if (options.watchdog_timeout > Time::zero()) {
+      deadlines.emplace(std::max(rz.earliest_arrival + options.watchdog_timeout, now), gid, seq);
+    }
   }
 
   void crash_at(int rank, Time at, std::string message) override {
@@ -389,7 +392,7 @@ struct TimeOrder final : Machine<TimeOrder> {
     auto it = g.open.find(seq);
     assert(it != g.open.end());
     if (cut_off(g)) {  // a member's link went down while it ran
-      stall(gid, seq, it->second);
+      stall(gid, seq, it->second, w.now);
       return;
     }
     Rendezvous rz = std::move(it->second);
