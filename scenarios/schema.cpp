@@ -221,7 +221,7 @@ const std::vector<Key> kScenario = {
      "`ddpsim calibrate --scenario` fits it to a multi-rank run; `ddpsim_torch overlap` measures it"},
     {"contention.comm_slowdown", T::kNumber, "", "0..1e6", "0",
      "while any member of a collective in flight computes, the collective takes 1 + this times as long (Open "
-     "MPI's polled progress on shared cores measured 90 to 460: hardly any progress beside compute); "
+     "MPI's polled progress on shared cores measured 88 to 464: hardly any progress beside compute); "
      "`ddpsim_torch overlap` measures it (docs/cost-models.md#compute-slowed-by-communication)"},
     {"straggler", T::kMapping, "", "", "", "slow ranks (docs/cost-models.md#stragglers)"},
     {"straggler.model", T::kChoice, "", "none, log2, jitter", "`none`", "see docs/cost-models.md#stragglers"},

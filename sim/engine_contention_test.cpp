@@ -13,13 +13,8 @@
 using namespace ddpsim::sim;
 
 using testing::fixed_cost;
+using testing::ms;
 using testing::Recorder;
-
-namespace {
-
-Time ms(double v) { return Time::from_ms(v); }
-
-}  // namespace
 
 TEST_CASE("compute slowed by communication: a compute op runs 1 + s times slower while a collective is in flight") {
   // Rank 1 arrives at 2 ms, so the 4 ms all-reduce runs 2..6 on both ranks.

@@ -13,13 +13,8 @@
 using namespace ddpsim::sim;
 
 using testing::fixed_cost;
+using testing::ms;
 using testing::Recorder;
-
-namespace {
-
-Time ms(double v) { return Time::from_ms(v); }
-
-}  // namespace
 
 TEST_CASE("events run in time order, ties in insertion order") {
   Engine e(3, fixed_cost(0));
