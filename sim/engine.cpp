@@ -107,6 +107,12 @@ void Engine::schedule_link_down(int rank, Time at) {
   impl_->link_down_at(rank, at);
 }
 
+void Engine::schedule_price_change(Time at, std::function<void()> change) {
+  if (!change) throw std::invalid_argument("a price change without a change");
+  if (at < impl_->here().now) throw std::invalid_argument("price change scheduled in the past");
+  impl_->price_change_at(at, std::move(change));
+}
+
 GroupId Engine::add_group(const std::vector<int>& ranks) { return add_group(ranks, StreamKind::kComm, {}); }
 
 GroupId Engine::add_group(const std::vector<int>& ranks, StreamKind stream, CollectiveCostFn cost) {

@@ -250,6 +250,12 @@ class Engine final : public OpSink {
   /// them until the watchdog, if any, aborts the job. Under kRankMajor it
   /// ends the run (RunSummary::needs_time_order).
   void schedule_link_down(int rank, Time at);
+  /// At `at`, `change` runs and the collectives' prices change with it (a
+  /// link that slows to a trickle: `change` updates what the cost functions
+  /// read). Every collective in flight then keeps the fraction of its work
+  /// done and does the rest at its new price; later ones are priced anew.
+  /// Under kRankMajor it ends the run (RunSummary::needs_time_order).
+  void schedule_price_change(Time at, std::function<void()> change);
 
   /// Runs until no event remains. Streams still holding operations then are
   /// reported as blocked: the simulation hung.

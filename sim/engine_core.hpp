@@ -105,6 +105,7 @@ struct Engine::Impl {
   virtual void crash_now(int rank, std::string message) = 0;
   virtual void crash_at(int rank, Time at, std::string message) = 0;
   virtual void link_down_at(int rank, Time at) = 0;
+  virtual void price_change_at(Time at, std::function<void()> change) = 0;
   virtual RunSummary run(Engine& engine) = 0;
   virtual void on_add_group(const Group& g) { (void)g; }
   virtual void on_add_sharing() {}

@@ -140,11 +140,11 @@ struct alignas(64) Stream {
 
 
 // kMemberDone: kRankMajor's end of a collective for one member.
-enum class EventKind : std::uint8_t { kOpDone, kCollectiveDone, kWake, kCrash, kMemberDone, kSharedDone, kSlowableDone, kLinkDown };
+enum class EventKind : std::uint8_t { kOpDone, kCollectiveDone, kWake, kCrash, kMemberDone, kSharedDone, kSlowableDone, kLinkDown, kPriceChange };
 
 struct Event {
   EventKind kind;
-  std::uint32_t target;    // stream (kOpDone, kWake, kMemberDone), group (kCollectiveDone, kSharedDone, kSlowableDone) or rank (kCrash, kLinkDown)
+  std::uint32_t target;    // stream (kOpDone, kWake, kMemberDone), group (kCollectiveDone, kSharedDone, kSlowableDone) or rank (kCrash, kLinkDown); none (kPriceChange, its index the payload)
   std::uint64_t payload;   // group sequence number, wake token, crash message index, collective start (ns), pricing version (kSharedDone, kSlowableDone)
   Process* process;        // kWake only
 };

@@ -149,6 +149,12 @@ struct RankMajor final : Machine<RankMajor> {
     if (!needs_time_order) needs_time_order = fmt::format("rank {}'s link is to go down", rank);
   }
 
+  void price_change_at(Time at, std::function<void()>) override {
+    const std::string why = fmt::format("the collectives' prices change at {:.3f} ms", at.ms());
+    if (running) throw NeedsTimeOrder(why);
+    if (!needs_time_order) needs_time_order = why;
+  }
+
   void dispatch(Engine& engine, Worker& w, const Event& ev) {
     ++w.events_run;
     switch (ev.kind) {
@@ -166,6 +172,7 @@ struct RankMajor final : Machine<RankMajor> {
       case EventKind::kSharedDone:
       case EventKind::kSlowableDone:
       case EventKind::kLinkDown:
+      case EventKind::kPriceChange:
         throw std::logic_error("rank-major schedule: a time-order event");
     }
   }

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -84,6 +85,12 @@ struct TimeOrder final : Machine<TimeOrder> {
   std::vector<Slowable> slowable;
   bool speeds_dirty = false;
 
+  // Price changes (Engine::schedule_price_change), by the index their
+  // event carries. With any scheduled, every collective outside the sharing
+  // sets is kept as a Slowable, so that a change can reprice the work it has left.
+  std::vector<std::function<void()>> price_changes;
+  bool started = false;  // run() has begun: a price change now would miss the collectives in flight
+
   TimeOrder(int world_size_, CollectiveCostFn cost_, const EngineOptions& options_)
       : Machine(world_size_, std::move(cost_), options_, 1) {
     if (options.compute_slowdown > 0) contended.resize(static_cast<std::size_t>(world_size));
@@ -104,6 +111,9 @@ struct TimeOrder final : Machine<TimeOrder> {
   }
 
   bool slows_comm() const { return !computing.empty(); }
+
+  // Whether each collective outside the sharing sets is kept with its work left.
+  bool tracks_work_left() const { return slows_comm() || !price_changes.empty(); }
 
   double comm_factor(bool slowed) const { return slowed ? 1 + options.comm_slowdown : 1; }
 
@@ -224,6 +234,7 @@ struct TimeOrder final : Machine<TimeOrder> {
     }
     deadlines.erase({rz.earliest_arrival + options.watchdog_timeout, gid, seq});
     rz.start = rz.last_arrival;  // `now`
+    rz.resolved = true;          // running: what a first price change looks for (track_in_flight)
     if (contends()) {
       for (int m : g.members) {
         if (!dead[static_cast<std::size_t>(m)]) in_flight(m, +1, now);
@@ -233,8 +244,8 @@ struct TimeOrder final : Machine<TimeOrder> {
       start_shared(g, gid, seq, rz, now);
       return;
     }
-    if (slows_comm()) {
-      slowable.push_back(Slowable{gid, seq, members_computing(g), 1, now, collective_time(g, rz), false, 0});
+    if (tracks_work_left()) {
+      slowable.push_back(Slowable{gid, seq, slows_comm() ? members_computing(g) : 0, 1, now, collective_time(g, rz), false, 0});
       speeds_dirty = true;
       return;
     }
@@ -361,6 +372,53 @@ struct TimeOrder final : Machine<TimeOrder> {
 
   void crash_now(int rank, std::string message) override { crash(rank, message); }
 
+  void price_change_at(Time at, std::function<void()> change) override {
+    if (started) throw std::logic_error("a price change scheduled while the engine runs");
+    if (!tracks_work_left()) track_in_flight();
+    price_changes.push_back(std::move(change));
+    push(at, EventKind::kPriceChange, 0, price_changes.size() - 1, nullptr);
+  }
+
+  // The first price change: the collectives already running outside the
+  // sharing sets (their members all arrived as they were enqueued) are kept
+  // with their work left from now on, each ending as before unless a change
+  // reprices it; their kCollectiveDone events, and any later, are ignored.
+  void track_in_flight() {
+    for (GroupId gid = 0; gid < groups.size(); ++gid) {
+      const Group& g = groups[gid];
+      if (g.sharing >= 0) continue;
+      for (const auto& [seq, rz] : g.open) {
+        if (!rz.resolved || rz.stalled) continue;
+        const Time alone = collective_time(g, rz);
+        slowable.push_back(Slowable{gid, seq, 0, 1, rz.start, alone, false, ++pricing_version});
+        push(rz.start + alone, EventKind::kSlowableDone, gid, slowable.back().version, nullptr);
+      }
+    }
+  }
+
+  // Price change `index` at `now`: each collective in flight keeps the
+  // fraction of its work done at its last pricing's speed, and is priced
+  // anew (outside the sharing sets once the instant's events have run, and
+  // each sharing set with the others in flight).
+  void change_prices(std::size_t index, Time now) {
+    price_changes[index]();
+    for (Slowable& c : slowable) {
+      const double alone_ns = static_cast<double>(c.alone.count_ns());
+      if (c.version != 0 && alone_ns > 0) {
+        const double done = static_cast<double>((now - c.since).count_ns()) / (alone_ns * comm_factor(c.slowed));
+        c.left = std::max(0.0, c.left - done);
+      }
+      c.since = now;
+      const Group& g = groups[c.group];
+      c.alone = collective_time(g, g.open.at(c.seq));
+      c.version = 0;
+      speeds_dirty = true;
+    }
+    for (std::size_t k = 0; k < sharing_running.size(); ++k) {
+      if (!sharing_running[k].empty()) dirty.insert(static_cast<int>(k));
+    }
+  }
+
   void link_down_at(int rank, Time at) override {
     push(at, EventKind::kLinkDown, static_cast<std::uint32_t>(rank), 0, nullptr);
   }
@@ -418,7 +476,7 @@ struct TimeOrder final : Machine<TimeOrder> {
         }
         break;
       case EventKind::kCollectiveDone:
-        finish_collective(w, ev.target, ev.payload);
+        if (price_changes.empty()) finish_collective(w, ev.target, ev.payload);  // else kept as a Slowable
         break;
       case EventKind::kWake:
         ev.process->on_wake(engine, ev.payload);
@@ -435,6 +493,9 @@ struct TimeOrder final : Machine<TimeOrder> {
       case EventKind::kLinkDown:
         if (link_down.empty()) link_down.assign(static_cast<std::size_t>(world_size), 0);
         link_down[ev.target] = 1;
+        break;
+      case EventKind::kPriceChange:
+        change_prices(static_cast<std::size_t>(ev.payload), w.now);
         break;
       case EventKind::kMemberDone:
         throw std::logic_error("time order: a rank-major event");
@@ -473,6 +534,7 @@ struct TimeOrder final : Machine<TimeOrder> {
   // compute, repriced when the clock is to move on.
   RunSummary run(Engine& engine) override {
     Worker& first = workers.front();
+    started = true;
     while (true) {
       if ((!dirty.empty() || speeds_dirty) && (events.empty() || first.now < events.earliest())) {
         if (speeds_dirty) reprice_slowable(first.now);
