@@ -453,7 +453,7 @@ TEST_CASE("levelized evaluation gives the engine's result, exactly") {
       {"debug fingerprint", [](models::DdpJob& j) { j.fingerprint = true; }},
       {"no watchdog", [](models::DdpJob& j) { j.watchdog_timeout = Time{}; }},
       {"a slow link", [](models::DdpJob& j) {
-         j.faults.push_back(fault_on(models::fault::SlowLink{4}, 2));
+         j.faults.push_back(fault_on(models::fault::SlowLink{4, std::nullopt}, 2));
        }},
   };
   for (const auto& [name, change] : variants) {

@@ -29,10 +29,20 @@ class Pricing {
   }
   /// The timer every collective is priced by: the policy's, or the program's analytic one.
   models::CollectiveTimer* timer() const { return timer_; }
+  /// The program's links that slow mid-run, each a price change on `engine`
+  /// (time order only: the engine runs the changes on its one thread). A
+  /// collective in flight at a change is priced again, so the link loads,
+  /// which count pricings, are not reported for such a run.
+  void schedule_slowdowns(const models::TrainingProgram& program, sim::Engine& engine) {
+    for (const models::LinkSlowdown& s : program.link_slowdowns()) {
+      changes_ = true;
+      engine.schedule_price_change(s.at, [this, link = s.link] { slow_ = models::after(slow_, link); });
+    }
+  }
   sim::CollectiveCostFn cost() const {
     return [this](const sim::Collective& c, int n) {
       const int group = n == simulated_ ? world_size_ : n;
-      if (own_timer_ == nullptr) {
+      if (own_timer_ == nullptr && !changes_) {
         const std::lock_guard<std::mutex> lock(counted_mutex_);
         ++counted_[{static_cast<int>(c.kind), c.bytes, group}];
       }
@@ -60,6 +70,7 @@ class Pricing {
   std::unique_ptr<models::CollectiveTimer> own_timer_;
   models::CollectiveTimer* timer_;
   std::vector<models::SlowLink> slow_;
+  bool changes_ = false;  // a link slows mid-run (schedule_slowdowns)
   int simulated_, world_size_;
   mutable std::mutex counted_mutex_;
   mutable std::map<std::tuple<int, std::int64_t, int>, std::int64_t> counted_;  // (kind, bytes, group) -> calls
@@ -77,7 +88,7 @@ std::optional<models::RunResult> on_engine(const models::TrainingProgram& progra
                                            std::uint64_t seed, const ExecutionPolicy& policy, sim::Schedule schedule,
                                            sim::Observer* trace) {
   const std::unique_ptr<models::Evaluation> evaluation = program.evaluation(simulated, world_size, seed);
-  const Pricing pricing(program, policy.timer, simulated, world_size);
+  Pricing pricing(program, policy.timer, simulated, world_size);
   const models::CommSettings comm = program.comm();
   const std::unique_ptr<sim::CollectiveLibrary> library = models::collective_library(comm.backend, comm.fingerprint_bytes, comm.reads);
   const int threads = schedule == sim::Schedule::kRankMajor ? engine_threads(policy, simulated) : 1;
@@ -87,6 +98,7 @@ std::optional<models::RunResult> on_engine(const models::TrainingProgram& progra
   engine.add_observer(evaluation->accounting());
   if (trace != nullptr) engine.add_observer(*trace);
   evaluation->price_groups_with(pricing.timer());
+  pricing.schedule_slowdowns(program, engine);
   evaluation->start(engine);
   const sim::RunSummary summary = engine.run();
   if (summary.needs_time_order) return std::nullopt;

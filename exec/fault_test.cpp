@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "exec/evaluate.hpp"
 #include "models/ddp_job.hpp"
@@ -151,7 +152,7 @@ TEST_CASE("stragglers: a slow rank waits least, the others' wait is its cost; a 
   // its optimizer step (2 ms instead of 1) delays the next iteration's start by 1 ms more.
   CHECK(r.ranks[0].wait_ms == doctest::Approx(3 + 1));
   auto fast = seed_job();
-  Fault link = fault(models::fault::SlowLink{4}, {0});
+  Fault link = fault(models::fault::SlowLink{4, std::nullopt}, {0});
   fast.model = models::block_model(Time::from_ms(1), Time::from_ms(2), Time::from_ms(1), 400'000'000);
   const double base = exec::simulate_ddp(fast, 4, 0).ranks[0].collective_ms;
   fast.faults = {link};
@@ -185,4 +186,30 @@ TEST_CASE("debug fingerprints: fail at the first divergent collective, at a pric
   CHECK(r.errors[0].message.find("OpType=barrier") != std::string::npos);
   CHECK(*r.failure->detected_at_ms < 1000);  // at once, not after the 600 s watchdog
   CHECK(r.failure->culprit_rank == 1);
+}
+
+TEST_CASE("a link that slows mid-run: the same as from the start at 0, as none after the end, between the two between") {
+  auto job = seed_job();
+  job.epochs = 1;
+  job.iterations = 6;
+  job.model = models::block_model(Time::from_ms(1), Time::from_ms(2), Time::from_ms(1), 400'000'000);
+  const auto run = [&](std::optional<models::fault::SlowLink> link) {
+    job.faults.clear();
+    if (link) job.faults.push_back(fault(*link, {0}));
+    const models::RunResult r = exec::simulate_ddp(job, 4, 0);
+    REQUIRE(r.outcome == models::Outcome::kCompleted);
+    return r;
+  };
+  const models::RunResult none = run(std::nullopt);
+  const models::RunResult from_start = run(models::fault::SlowLink{4, std::nullopt});
+  const models::RunResult at_zero = run(models::fault::SlowLink{4, Time::zero()});
+  const models::RunResult after_end = run(models::fault::SlowLink{4, none.end + Time::from_ms(1)});
+  const models::RunResult midway = run(models::fault::SlowLink{4, Time::ns(none.end.count_ns() / 2)});
+  CHECK(at_zero.end == from_start.end);
+  CHECK(*at_zero.step_ms == doctest::Approx(*from_start.step_ms));
+  CHECK(after_end.end == none.end);
+  CHECK(none.end < midway.end);
+  CHECK(midway.end < from_start.end);
+  CHECK_FALSE(midway.levelized);
+  CHECK_FALSE(midway.fast_path);
 }

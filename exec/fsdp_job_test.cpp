@@ -357,7 +357,7 @@ TEST_CASE("HYBRID_SHARD around a slow link: its node's shard group and its repli
   const FsdpConfig cfg = blocks(ShardingStrategy::kHybridShard);
   const auto slow_on = [&](int rank) {
     models::DdpJob job = two_by_two();
-    job.faults = {{{rank}, models::fault::SlowLink{2.0}}};
+    job.faults = {{{rank}, models::fault::SlowLink{2.0, std::nullopt}}};
     const models::RunResult r = exec::evaluate(models::FsdpProgram(job, cfg), 4, 0);
     REQUIRE(r.outcome == models::Outcome::kCompleted);
     REQUIRE(r.ranks.size() == 4);

@@ -19,6 +19,12 @@ std::vector<sim::Time> CollectiveTimer::time_together(const sim::Collective& c,
   return time_together(calls);
 }
 
+std::vector<SlowLink> after(std::vector<SlowLink> slow, const SlowLink& change) {
+  std::erase_if(slow, [&](const SlowLink& s) { return s.rank == change.rank; });
+  if (change.factor > 1) slow.push_back(change);
+  return slow;
+}
+
 std::vector<SlowLink> slow_links_in(const std::vector<SlowLink>& slow, const std::vector<int>& ranks) {
   std::vector<SlowLink> out;
   for (const SlowLink& s : slow) {

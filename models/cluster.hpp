@@ -88,6 +88,17 @@ struct SlowLink {
   double factor = 1;
 };
 
+/// A rank's link that runs `factor` times slower from `at` on (the
+/// slow_link fault with at_ms): from then its rate is the hop's bandwidth /
+/// factor, whatever it was before.
+struct LinkSlowdown {
+  SlowLink link;
+  sim::Time at;
+};
+
+/// `slow` as it is after `change`: the rank's earlier factor replaced.
+std::vector<SlowLink> after(std::vector<SlowLink> slow, const SlowLink& change);
+
 /// The slow links among `ranks` (global rank numbers), each renumbered as
 /// its position in `ranks`: what a collective over that group, priced as
 /// ranks 0 .. size-1, slows (a node's shard group, a replica group).

@@ -99,9 +99,20 @@ std::vector<SlowLink> slow_links(const DdpJob& job) {
   std::vector<SlowLink> out;
   for (const Fault& f : job.faults) {
     const auto* link = f.as<fault::SlowLink>();
-    if (link == nullptr) continue;
+    if (link == nullptr || link->at) continue;
     for (int r : f.ranks) out.push_back({r, link->factor});
   }
+  return out;
+}
+
+std::vector<LinkSlowdown> link_slowdowns(const DdpJob& job) {
+  std::vector<LinkSlowdown> out;
+  for (const Fault& f : job.faults) {
+    const auto* link = f.as<fault::SlowLink>();
+    if (link == nullptr || !link->at) continue;
+    for (int r : f.ranks) out.push_back({{r, link->factor}, *link->at});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const LinkSlowdown& a, const LinkSlowdown& b) { return a.at < b.at; });
   return out;
 }
 

@@ -64,8 +64,11 @@ struct DdpJob {
 std::unique_ptr<CollectiveTimer> analytic_timer(const DdpJob& job, int world_size);
 /// The machine a job's collectives run on: its cluster, or a single switch with its collective section's routes.
 ClusterSpec cluster_of(const DdpJob& job, int world_size);
-/// The slow_link faults of `job` as the timers take them.
+/// The slow_link faults of `job` slow from the start (no at_ms), as the timers take them.
 std::vector<SlowLink> slow_links(const DdpJob& job);
+/// The job's links that slow from a time on (slow_link faults with at_ms),
+/// by time, the scenario's order among equal times.
+std::vector<LinkSlowdown> link_slowdowns(const DdpJob& job);
 
 /// A model given as one block: whole-model times and one fp32 gradient buffer
 /// named "gradient" (gradient_bytes must be a multiple of 4).
@@ -130,6 +133,7 @@ class DdpProgram final : public TrainingProgram {
   CommSettings comm() const override;
   std::unique_ptr<CollectiveTimer> analytic_timer(int world_size) const override;
   std::vector<SlowLink> slow_links() const override;
+  std::vector<LinkSlowdown> link_slowdowns() const override;
   std::unique_ptr<Evaluation> evaluation(int simulated, int world_size, std::uint64_t seed) const override;
 
  private:

@@ -535,7 +535,9 @@ class DdpEvaluation final : public Evaluation {
   // The ranks whose slow link slows collectives down say so in their status.
   void mark_slow_links(std::vector<RankStatus>& ranks) const {
     bool slowed = false;
-    for (const SlowLink& s : models::slow_links(job_)) slowed = slowed || (s.rank < world_size_ && world_size_ > 1 && s.factor > 1);
+    std::vector<SlowLink> links = models::slow_links(job_);
+    for (const LinkSlowdown& s : models::link_slowdowns(job_)) links.push_back(s.link);
+    for (const SlowLink& s : links) slowed = slowed || (s.rank < world_size_ && world_size_ > 1 && s.factor > 1);
     if (!slowed) return;
     for (const Fault& f : job_.faults) {
       for (int r : f.ranks) {
@@ -576,6 +578,8 @@ std::unique_ptr<CollectiveTimer> DdpProgram::analytic_timer(int world_size) cons
 }
 
 std::vector<SlowLink> DdpProgram::slow_links() const { return models::slow_links(job_); }
+
+std::vector<LinkSlowdown> DdpProgram::link_slowdowns() const { return models::link_slowdowns(job_); }
 
 std::unique_ptr<Evaluation> DdpProgram::evaluation(int simulated, int world_size, std::uint64_t seed) const {
   ddp::check_job(job_);

@@ -7,7 +7,9 @@
 // (`applies(g)`), whether its ranks still meet the others in every collective
 // (`kKeepsLockstep`: the engine's rank-major schedule may run it) and whether
 // every rank still issues the same operations (`kKeepsProgramUniform`:
-// levelized evaluation may run it). Adding a kind: its struct here, its place
+// levelized evaluation may run it); a kind whose answers depend on its
+// fields gives them as the member functions keeps_lockstep() and
+// keeps_program_uniform() instead. Adding a kind: its struct here, its place
 // in FaultKind and FaultType (same order), its schema entry
 // (scenarios/schema.cpp) and its reader; a kind without the three answers
 // does not compile.
@@ -78,11 +80,15 @@ struct Slowdown {
   bool applies(int g) const { return g >= from_iteration && (to_iteration < 0 || g <= to_iteration); }
 };
 
-/// The ring link leaving the rank has its bandwidth divided by `factor`.
+/// The ring link leaving the rank has its bandwidth divided by `factor`:
+/// from the start, or from `at` on (a link that slows to a trickle mid-run).
 struct SlowLink {
   double factor = 1;
-  static constexpr bool kKeepsLockstep = true;
-  static constexpr bool kKeepsProgramUniform = true;  // prices collectives, which every member shares
+  std::optional<sim::Time> at;
+  // From the start it prices collectives, which every member shares; from
+  // a time, it changes prices mid-run, which only the engine's time order does.
+  bool keeps_lockstep() const { return !at; }
+  bool keeps_program_uniform() const { return !at; }
   bool applies(int) const { return true; }
 };
 
@@ -181,10 +187,20 @@ struct Fault {
     return has_rank(rank) && std::visit([g](const auto& k) { return k.applies(g); }, kind);
   }
   bool keeps_lockstep() const {
-    return std::visit([](const auto& k) { return k.kKeepsLockstep; }, kind);
+    return std::visit(
+        [](const auto& k) {
+          if constexpr (requires { k.keeps_lockstep(); }) return k.keeps_lockstep();
+          else return k.kKeepsLockstep;
+        },
+        kind);
   }
   bool keeps_program_uniform() const {
-    return std::visit([](const auto& k) { return k.kKeepsProgramUniform; }, kind);
+    return std::visit(
+        [](const auto& k) {
+          if constexpr (requires { k.keeps_program_uniform(); }) return k.keeps_program_uniform();
+          else return k.kKeepsProgramUniform;
+        },
+        kind);
   }
 };
 

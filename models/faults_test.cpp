@@ -71,9 +71,14 @@ TEST_CASE("when a fault applies: its ranks, and its iteration, range or period")
   f.kind = fault::Rank0Artifact{5, 0, {}};
   CHECK(f.applies(2, 5));
   CHECK_FALSE(f.applies(2, 9));
-  f.kind = fault::SlowLink{4};
+  f.kind = fault::SlowLink{4, std::nullopt};
   CHECK(f.applies(2, 100));
   CHECK_FALSE(f.applies(3, 100));
+  // From a time on it changes prices mid-run: the engine's time order only.
+  CHECK(f.keeps_lockstep());
+  f.kind = fault::SlowLink{4, sim::Time::from_ms(20)};
+  CHECK_FALSE(f.keeps_lockstep());
+  CHECK_FALSE(f.keeps_program_uniform());
 }
 
 TEST_CASE("a rank's missing batches: the most its uneven_batches faults give") {

@@ -546,6 +546,8 @@ CommSettings FsdpProgram::comm() const {
 
 std::vector<SlowLink> FsdpProgram::slow_links() const { return models::slow_links(job_); }
 
+std::vector<LinkSlowdown> FsdpProgram::link_slowdowns() const { return models::link_slowdowns(job_); }
+
 std::unique_ptr<CollectiveTimer> FsdpProgram::analytic_timer(int world_size) const {
   return models::analytic_timer(job_, world_size);
 }

@@ -99,6 +99,7 @@ class FsdpProgram final : public TrainingProgram {
   CommSettings comm() const override;
   std::unique_ptr<CollectiveTimer> analytic_timer(int world_size) const override;
   std::vector<SlowLink> slow_links() const override;
+  std::vector<LinkSlowdown> link_slowdowns() const override;
   std::unique_ptr<Evaluation> evaluation(int simulated, int world_size, std::uint64_t seed) const override;
 
  private:

@@ -122,7 +122,7 @@ TEST_CASE("replica groups in flight share a node's NICs: each gets min(1, nics /
 
   // A slow link on rank 11 (node 1 of replica group 3, {3, 11}) slows that
   // group's all-reduces, at its position in the group, and no other's.
-  job.faults = {{{11}, models::fault::SlowLink{2.0}}};
+  job.faults = {{{11}, models::fault::SlowLink{2.0, std::nullopt}}};
   models::ReplicaPricing around_slow(job, replicas, nullptr);
   CHECK(around_slow.time(ar, 3, running({3})) == models::replica_timer(job, 2, 1)->time(ar, 2, {{1, 2.0}}));
   CHECK(around_slow.time(ar, 3, running({3})) > time(1));
@@ -176,7 +176,7 @@ TEST_CASE("groups priced together on SimGrid: each group in flight runs its own 
   CHECK(timer.asked.size() == 2);
   CHECK(timer.slowed.back().empty());
   // A slow link: the platform's links of the rank (its global number) slowed meanwhile.
-  job.faults = {{{4}, models::fault::SlowLink{3.0}}};
+  job.faults = {{{4}, models::fault::SlowLink{3.0, std::nullopt}}};
   models::ReplicaPricing slowed(job, groups, &timer);
   CHECK(slowed.time(ar, 1, both) == sim::Time::from_us(512));
   REQUIRE(timer.slowed.size() == 3);

@@ -79,6 +79,8 @@ class TrainingProgram {
   virtual std::unique_ptr<CollectiveTimer> analytic_timer(int world_size) const = 0;
   /// Links that slow down the collectives their rank joins.
   virtual std::vector<SlowLink> slow_links() const = 0;
+  /// Links that slow down from a time on (models::link_slowdowns).
+  virtual std::vector<LinkSlowdown> link_slowdowns() const = 0;
   /// Throws std::invalid_argument for a program that cannot run.
   virtual std::unique_ptr<Evaluation> evaluation(int simulated, int world_size, std::uint64_t seed) const = 0;
 };

@@ -111,6 +111,13 @@ TEST_CASE("bad parallelism and fsdp input: a located error each") {
     CHECK(error_of(kBase + "parallelism: fsdp\nddp: {bucket_cap_mb: 25}\n").find("key 'ddp': does not apply") !=
           std::string::npos);
   }
+  SUBCASE("a link that slows mid-run: the world group's collectives only, not hybrid sharding's groups") {
+    const std::string slow = "faults: [{type: slow_link, rank: 0, factor: 4, at_ms: 5}]\n";
+    CHECK(parse_scenario(kBase + "parallelism: fsdp\n" + slow, "s.yaml").job.faults.size() == 1);
+    CHECK(error_of(kBase + "parallelism: fsdp\nfsdp: {sharding_strategy: HYBRID_SHARD}\n" + slow) ==
+          "s.yaml:12:48: key 'faults[0].at_ms': a link that slows mid-run is modelled on the world group's collectives "
+          "only: expected no at_ms under a hybrid sharding strategy (slow the link from the start instead)");
+  }
   SUBCASE("an unknown strategy") {
     CHECK(error_of(kBase + "parallelism: fsdp\nfsdp: {sharding_strategy: ZERO3}\n")
               .find("key 'fsdp.sharding_strategy': value 'ZERO3': expected one of: FULL_SHARD") != std::string::npos);

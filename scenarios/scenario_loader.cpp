@@ -98,8 +98,17 @@ models::FaultKind read_fault_kind(const Section& f, models::FaultType type, cons
       out.data = f.choice("target", "compute") == "data";
       return out;
     }
-    case models::FaultType::kSlowLink:
-      return fault::SlowLink{f.number("factor", schema::Bounds{1, false, 1e6}, std::nullopt)};
+    case models::FaultType::kSlowLink: {
+      fault::SlowLink out{f.number("factor", schema::Bounds{1, false, 1e6}, std::nullopt), std::nullopt};
+      if (f.has("at_ms")) {
+        if (scenario.fsdp && models::is_hybrid(scenario.fsdp->sharding)) {
+          f.fail("at_ms", "a link that slows mid-run is modelled on the world group's collectives only: expected no "
+                          "at_ms under a hybrid sharding strategy (slow the link from the start instead)");
+        }
+        out.at = f.millis("at_ms", std::nullopt);
+      }
+      return out;
+    }
     case models::FaultType::kRank0Artifact: {
       fault::Rank0Artifact out;
       if (f.has("iteration") == f.has("every")) f.fail(f.has("every") ? "every" : "type", "expected exactly one of iteration, every");

@@ -498,6 +498,23 @@ collective: {latency_us: 5, bandwidth_GBps: 10}
     CHECK(error_of(base + "faults: [{type: skip_forward, rank: 1}]\n").find("expected one of: skip_backward") !=
           std::string::npos);
   }
+  SUBCASE("a slow link from the start, or from at_ms on") {
+    const auto s = parse_scenario(base + R"(faults:
+  - {type: slow_link, rank: 1, factor: 4}
+  - {type: slow_link, rank: 0, factor: 2.5, at_ms: 1500}
+)",
+                                  "s.yaml");
+    REQUIRE(s.job.faults.size() == 2);
+    const auto* from_start = s.job.faults[0].as<models::fault::SlowLink>();
+    const auto* later = s.job.faults[1].as<models::fault::SlowLink>();
+    REQUIRE(from_start);
+    REQUIRE(later);
+    CHECK_FALSE(from_start->at);
+    CHECK(later->at == sim::Time::from_ms(1500));
+    CHECK(later->factor == 2.5);
+    CHECK(error_of(base + "faults: [{type: slow_link, rank: 1, factor: 4, at_ms: -1}]\n").find("key 'faults[0].at_ms'") !=
+          std::string::npos);
+  }
   SUBCASE("a crash needs exactly one of iteration and at_ms") {
     CHECK(error_of(base + "faults: [{type: crash, rank: 1}]\n").find("expected exactly one of iteration, at_ms") !=
           std::string::npos);

@@ -34,7 +34,7 @@ TEST_CASE("a price change reprices the work a collective in flight has left, and
     double change_at_ms;
     Time first_end, second_end;
   };
-  const Case cases[] = {{4, ms(16), ms(36)}, {10, ms(10), ms(30)}, {12, ms(10), ms(28)}, {100, ms(10), ms(20)}};
+  const Case cases[] = {{4, ms(16), ms(36)}, {10, ms(10), ms(30)}, {12, ms(10), ms(28)}, {100, ms(10), ms(20)}};  // the last after the end: no effect
   for (const Case& c : cases) {
     CAPTURE(c.change_at_ms);
     double cost_ms = 10;
@@ -46,9 +46,10 @@ TEST_CASE("a price change reprices the work a collective in flight has left, and
       e.enqueue_collective(r, Engine::kWorld, {CollectiveKind::kAllReduce, 64}, {2, 0});
     }
     e.schedule_price_change(ms(c.change_at_ms), [&cost_ms] { cost_ms = 20; });
-    e.run();
+    const RunSummary s = e.run();
     CHECK(end_of(rec, 1) == c.first_end);
     CHECK(end_of(rec, 2) == c.second_end);
+    CHECK(s.end == c.second_end);  // a change after the last work does not stretch the run
   }
 }
 
@@ -106,4 +107,13 @@ TEST_CASE("a price change needs the time order, and is scheduled before the run,
   CHECK_THROWS_AS(later.schedule_price_change(ms(5), [] {}), std::logic_error);  // after run(): scheduled too late
   Engine empty(2, testing::fixed_cost(1));
   CHECK_THROWS_AS(empty.schedule_price_change(ms(5), {}), std::invalid_argument);
+}
+
+TEST_CASE("a link that goes down after the last work does not stretch the run") {
+  Engine e(2, testing::fixed_cost(4));
+  for (int r = 0; r < 2; ++r) e.enqueue_collective(r, Engine::kWorld, {CollectiveKind::kAllReduce, 64}, {1, 0});
+  e.schedule_link_down(1, ms(50));
+  const RunSummary s = e.run();
+  CHECK(s.end == ms(4));
+  CHECK(s.blocked.empty());
 }

@@ -97,7 +97,14 @@ struct TimeOrder final : Machine<TimeOrder> {
     if (options.comm_slowdown > 0) computing.assign(static_cast<std::size_t>(world_size), 0);
   }
 
+  // Events that do work, queued: a link going down or a price change only
+  // changes what later work costs, so with nothing else queued the run is
+  // over (its end is the last work's, not the change's).
+  std::size_t working_events = 0;
+  static bool works(EventKind kind) { return kind != EventKind::kLinkDown && kind != EventKind::kPriceChange; }
+
   void push(Time at, EventKind kind, std::uint32_t target, std::uint64_t payload, Process* process) {
+    working_events += works(kind);
     events.push(at, Event{kind, target, payload, process});
   }
 
@@ -466,6 +473,7 @@ struct TimeOrder final : Machine<TimeOrder> {
 
   void dispatch(Engine& engine, Worker& w, const Event& ev) {
     ++w.events_run;
+    working_events -= works(ev.kind);
     switch (ev.kind) {
       case EventKind::kOpDone:
         if (streams[ev.target].active && current_end(ev.target, ev.payload)) {
@@ -526,6 +534,7 @@ struct TimeOrder final : Machine<TimeOrder> {
     watchdog_at = at;
     watchdog_collective = std::make_pair(group, seq);
     events.clear();
+    working_events = 0;
     return true;
   }
 
@@ -540,7 +549,7 @@ struct TimeOrder final : Machine<TimeOrder> {
         if (speeds_dirty) reprice_slowable(first.now);
         if (!dirty.empty()) reprice(first.now);
       }
-      if (events.empty()) break;
+      if (working_events == 0 && !speeds_dirty && dirty.empty()) break;  // nothing left to do or to price
       if (watchdog_fires_before(events.earliest())) break;
       events.run_earliest([&](Time at, const Event& ev) {
         first.now = at;

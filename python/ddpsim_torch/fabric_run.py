@@ -109,8 +109,21 @@ def make(layout, record_path=None):
     return ns, record, record_path
 
 
-def _apply_faults(layout, ns, t0, done):
-    """The faults, each at its time after t0 (a thread): until `done` is set."""
+def _record_applied(record_path, at_s, what):
+    """Adds a fault as applied to the check's record (`applied`: its time after the ranks' start, and the
+    host's monotonic clock, which StepLog turns into its log's at_ms), replacing the file whole."""
+    with open(record_path, encoding="utf-8") as f:
+        record = json.load(f)
+    record.setdefault("applied", []).append({"at_s": round(at_s, 3), "what": what, "clock_ns": time.monotonic_ns()})
+    part = record_path + ".part"
+    with open(part, "w", encoding="utf-8") as f:
+        f.write(json.dumps(record, indent=2) + "\n")
+    os.replace(part, record_path)
+
+
+def _apply_faults(layout, ns, t0, done, record_path=None):
+    """The faults, each at its time after t0 (a thread): until `done` is set. Each applied is printed and
+    added to the check's record at record_path."""
     links = layout.links_by_name()
     events = []
     for f in layout.faults:
@@ -130,7 +143,10 @@ def _apply_faults(layout, ns, t0, done):
         if done.wait(max(0.0, t0 + at - time.monotonic())):
             return
         act()
-        print(f"ddpsim network: at {time.monotonic() - t0:.1f} s: {what}", flush=True)
+        at_s = time.monotonic() - t0
+        if record_path:
+            _record_applied(record_path, at_s, what)
+        print(f"ddpsim network: at {at_s:.1f} s: {what}", flush=True)
 
 
 def launch(layout, ns, command, record_path, port=29500, grace_s=10.0, timeout_s=None):
@@ -141,7 +157,7 @@ def launch(layout, ns, command, record_path, port=29500, grace_s=10.0, timeout_s
     procs = [subprocess.Popen(ns.prefix(f"host{r}") + command, env=rank_environment(layout, r, record_path, port))
              for r in range(layout.ranks)]
     done = threading.Event()
-    faults = threading.Thread(target=_apply_faults, args=(layout, ns, t0, done), daemon=True)
+    faults = threading.Thread(target=_apply_faults, args=(layout, ns, t0, done, record_path), daemon=True)
     faults.start()
     first, failed_at = 0, None
     try:

@@ -15,6 +15,11 @@ formats/measured_run.hpp (what `ddpsim measure` writes): world size and rank fro
 (else WORLD_SIZE and RANK, else 1 and 0), the host, the backend, and the emulated network's check when
 the script runs under `ddpsim network` (DDPSIM_NETWORK_CHECK). `ddpsim validate --scenario S.yaml
 --measured runs/mine` compares the steps after the scenario's warm-up with its prediction.
+
+The log has a clock of its own: milliseconds since the StepLog was made. Each step's `start_ms` is on
+it, and so is each fault `ddpsim network --fault` applied during the run (the record's `applied`, each
+with `at_ms`). Made just before DDP's constructor, that clock is a scenario's: a fault's `at_ms` in the
+log is the `at_ms` of the scenario's fault that predicts it (a slow_link or link_down fault).
 """
 import json
 import os
@@ -30,6 +35,8 @@ class StepLog:
         if device not in ("cpu", "cuda"):
             raise ValueError(f"device '{device}': expected cpu or cuda")
         self.prefix, self.device, self.steps = prefix, device, []
+        self.origin_ns = time.monotonic_ns()  # the log's clock: each step's start_ms, a fault's at_ms
+        self.applied = []  # the faults `ddpsim network` applied, with at_ms (after write())
 
     def _sync(self):
         if self.device == "cuda":
@@ -45,7 +52,7 @@ class StepLog:
         self._sync()
         t1 = time.monotonic_ns()
         self.steps.append({"iteration": len(self.steps), "epoch": 0, "examples": int(examples), "skipped": False,
-                           "step_ms": (t1 - t0) / 1e6})
+                           "step_ms": (t1 - t0) / 1e6, "start_ms": round((t0 - self.origin_ns) / 1e6, 3)})
 
     def __enter__(self):
         return self
@@ -74,6 +81,9 @@ class StepLog:
         if check and os.path.isfile(check):
             with open(check, encoding="utf-8") as f:
                 log["network"] = json.load(f)
+            for applied in log["network"].get("applied", []):  # `ddpsim network --fault`, on this log's clock
+                applied["at_ms"] = round((applied["clock_ns"] - self.origin_ns) / 1e6, 3)
+            self.applied = log["network"].get("applied", [])
         folder = os.path.dirname(self.prefix)
         if folder:
             os.makedirs(folder, exist_ok=True)

@@ -32,10 +32,13 @@ def main():
     dist.init_process_group("gloo")
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    model = torch.nn.parallel.DistributedDataParallel(torchvision.models.resnet18(num_classes=10))
+    model = torchvision.models.resnet18(num_classes=10)
+    # The log's clock starts here, before DDP's constructor (its broadcast), as a scenario's time 0
+    # does: a fault `ddpsim network --fault` applies gets its at_ms on that clock.
+    log = StepLog(args.out or os.devnull)
+    model = torch.nn.parallel.DistributedDataParallel(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x, y = torch.randn(4, 3, 32, 32), torch.randint(0, 10, (4,))
-    log = StepLog(args.out or os.devnull)
     for _ in range(args.steps):
         with log.step(examples=len(x)):
             torch.nn.functional.cross_entropy(model(x), y).backward()
@@ -49,6 +52,8 @@ def main():
         later = [s["step_ms"] for s in log.steps[2:]] or [s["step_ms"] for s in log.steps]
         print(f"rank 0: mean step {sum(later) / len(later):.1f} ms over {len(later)} steps after 2; "
               f"gloo to {', '.join(seen) or 'no other address'}")
+        for f in log.applied:
+            print(f"rank 0: {f['what']} at {f['at_ms']:.1f} ms on the log's clock (a scenario's at_ms)")
     dist.barrier()  # the other ranks keep their connections until rank 0 has looked
     dist.destroy_process_group()
 

@@ -120,6 +120,32 @@ def test_steplog_writes_the_rank_log(tmp_path, monkeypatch):
     doc = json.load(open(tmp_path / "run.rank1.json", encoding="utf-8"))
     assert (doc["rank"], doc["world_size"], len(doc["steps"])) == (1, 2, 3)
     assert [s["iteration"] for s in doc["steps"]] == [0, 1, 2] and all(s["step_ms"] >= 0 for s in doc["steps"])
+    starts = [s["start_ms"] for s in doc["steps"]]
+    assert starts == sorted(starts) and starts[0] >= 0
+
+
+def test_steplog_puts_a_fault_on_its_clock(tmp_path, monkeypatch):
+    import json
+    import time
+    from ddpsim_torch import StepLog
+    from ddpsim_torch.fabric_run import _record_applied
+    record = tmp_path / "check.json"
+    record.write_text(json.dumps({"ranks": 2, "faults": [{"at_s": 0.0, "kind": "slow", "rank": 1, "value": 0.25}]}))
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("DDPSIM_NETWORK_CHECK", str(record))
+    with StepLog(str(tmp_path / "run")) as log:
+        with log.step():
+            time.sleep(0.02)
+        _record_applied(str(record), 0.5, "rank 1's link at 0.25 of its rate")  # as `ddpsim network` does mid-run
+        with log.step():
+            pass
+    doc = json.load(open(tmp_path / "run.rank0.json", encoding="utf-8"))
+    applied = doc["network"]["applied"]
+    assert [a["what"] for a in applied] == ["rank 1's link at 0.25 of its rate"] and applied[0]["at_s"] == 0.5
+    # Between the two steps' starts, on the log's clock.
+    assert doc["steps"][0]["start_ms"] + 20 <= applied[0]["at_ms"] <= doc["steps"][1]["start_ms"]
+    assert not (tmp_path / "check.json.part").exists()
 
 
 def test_fit_latency_holds_the_bandwidth(tmp_path):
