@@ -259,6 +259,17 @@ struct TimeOrder final : Machine<TimeOrder> {
     push(now + collective_time(g, rz), EventKind::kCollectiveDone, gid, seq, nullptr);
   }
 
+  // The work collective c did since its last pricing (none if not yet
+  // priced), at the speed it was priced at; its clock moves to `now`.
+  void count_work_done(Slowable& c, Time now) const {
+    const double alone_ns = static_cast<double>(c.alone.count_ns());
+    if (c.version != 0 && alone_ns > 0) {
+      const double done = static_cast<double>((now - c.since).count_ns()) / (alone_ns * comm_factor(c.slowed));
+      c.left = std::max(0.0, c.left - done);
+    }
+    c.since = now;
+  }
+
   // Every collective outside the sharing sets whose speed changed (or that
   // just started): the work it did since its last pricing, then its end at
   // the speed its members' compute allows now.
@@ -266,15 +277,11 @@ struct TimeOrder final : Machine<TimeOrder> {
     for (Slowable& c : slowable) {
       const bool slowed = c.computing > 0;
       if (c.version != 0 && slowed == c.slowed) continue;
+      count_work_done(c, now);
       const double alone_ns = static_cast<double>(c.alone.count_ns());
-      if (c.version != 0 && alone_ns > 0) {
-        const double done = static_cast<double>((now - c.since).count_ns()) / (alone_ns * comm_factor(c.slowed));
-        c.left = std::max(0.0, c.left - done);
-      }
-      c.since = now;
       c.slowed = slowed;
       c.version = ++pricing_version;
-      push(now + Time::from_ns(c.left * alone_ns * comm_factor(slowed), "a collective's time under contention.comm_slowdown"),
+      push(now + Time::from_ns(c.left * alone_ns * comm_factor(slowed), "a collective's remaining time (contention.comm_slowdown, a price change)"),
            EventKind::kSlowableDone, c.group, c.version, nullptr);
     }
     speeds_dirty = false;
@@ -410,12 +417,7 @@ struct TimeOrder final : Machine<TimeOrder> {
   void change_prices(std::size_t index, Time now) {
     price_changes[index]();
     for (Slowable& c : slowable) {
-      const double alone_ns = static_cast<double>(c.alone.count_ns());
-      if (c.version != 0 && alone_ns > 0) {
-        const double done = static_cast<double>((now - c.since).count_ns()) / (alone_ns * comm_factor(c.slowed));
-        c.left = std::max(0.0, c.left - done);
-      }
-      c.since = now;
+      count_work_done(c, now);
       const Group& g = groups[c.group];
       c.alone = collective_time(g, g.open.at(c.seq));
       c.version = 0;
