@@ -124,8 +124,8 @@ sim::Time hierarchical_all_reduce_time(const Hop& intra, const Hop& inter, sim::
          sim::Time::from_ns(ns, "a hierarchical all-reduce's transfer time (cluster: bandwidths against the bytes it moves)");
 }
 
-AnalyticTimer::AnalyticTimer(ClusterSpec cluster, sim::Time launch_overhead, Algorithm algorithm)
-    : cluster_(cluster), launch_(launch_overhead), algorithm_(algorithm) {}
+AnalyticTimer::AnalyticTimer(ClusterSpec cluster, sim::Time launch_overhead, Algorithm algorithm, Broadcast broadcast)
+    : cluster_(cluster), launch_(launch_overhead), algorithm_(algorithm), broadcast_(broadcast) {}
 
 namespace {
 
@@ -142,23 +142,56 @@ double slow_factor(const std::vector<SlowLink>& slow, int rank) {
   return f;
 }
 
+// Adds the hop a -> b to `hops` unless one alike is there, slowed by the
+// factor of a slow rank at either end.
+void add_hop(std::vector<Hop>& hops, const ClusterSpec& cluster, int a, int b, const std::vector<SlowLink>& slow,
+             Sharing sharing) {
+  Hop h = route(cluster, a, b, sharing);
+  const double f = std::max(slow_factor(slow, a), slow_factor(slow, b));
+  if (f > 1) h = slowed(h, f);
+  const bool seen = std::any_of(hops.begin(), hops.end(), [&h](const Hop& o) {
+    return o.latency == h.latency && o.bandwidth_GBps == h.bandwidth_GBps;
+  });
+  if (!seen) hops.push_back(h);
+}
+
 // The distinct hops of the ring members[0] -> members[1] -> ... -> members[0],
 // the hops into and out of a slow rank slowed by its factor.
 std::vector<Hop> ring_hops(const ClusterSpec& cluster, const std::vector<int>& members, const std::vector<SlowLink>& slow,
                            Sharing sharing = {}) {
   std::vector<Hop> hops;
   const std::size_t n = members.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    const int a = members[i], b = members[(i + 1) % n];
-    Hop h = route(cluster, a, b, sharing);
-    const double f = std::max(slow_factor(slow, a), slow_factor(slow, b));
-    if (f > 1) h = slowed(h, f);
-    const bool seen = std::any_of(hops.begin(), hops.end(), [&h](const Hop& o) {
-      return o.latency == h.latency && o.bandwidth_GBps == h.bandwidth_GBps;
-    });
-    if (!seen) hops.push_back(h);
-  }
+  for (std::size_t i = 0; i < n; ++i) add_hop(hops, cluster, members[i], members[(i + 1) % n], slow, sharing);
   return hops;
+}
+
+// The most transfers of one round of a binomial broadcast (span: see
+// tree_round_hops) that leave or enter one node.
+int busiest_node(const ClusterSpec& cluster, int w, int span) {
+  const int g = cluster.gpus_per_node;
+  std::vector<int> out(static_cast<std::size_t>((w + g - 1) / g)), in(out.size());
+  int most = 0;
+  for (int v = 0; v < span && v + span < w; ++v) {
+    const auto a = static_cast<std::size_t>(v / g), b = static_cast<std::size_t>((v + span) / g);
+    if (a != b) most = std::max({most, ++out[a], ++in[b]});
+  }
+  return most;
+}
+
+// The distinct hops of each round of a binomial broadcast from rank 0 over
+// ranks 0 .. w-1: in the round of `span` (1, 2, 4, ...), each rank below
+// span sends to the rank span places on, if there is one. The transfers of
+// a round that leave (or enter) one node share its NICs.
+std::vector<std::vector<Hop>> tree_round_hops(const ClusterSpec& cluster, int w, const std::vector<SlowLink>& slow) {
+  std::vector<std::vector<Hop>> rounds;
+  for (int span = 1; span < w; span *= 2) {
+    const int crossing = busiest_node(cluster, w, span);
+    const Sharing sharing{crossing > 0 ? std::min(1.0, static_cast<double>(cluster.nics_per_node) / crossing) : 1.0};
+    std::vector<Hop>& hops = rounds.emplace_back();
+    for (int v = 0; v < span && v + span < w; ++v) add_hop(hops, cluster, v, v + span, slow, sharing);
+    if (span > w / 2) break;  // the next doubling would pass w (and could overflow)
+  }
+  return rounds;
 }
 
 std::vector<int> iota_ranks(int first, int count, int stride) {
@@ -186,6 +219,9 @@ sim::Time AnalyticTimer::time(const sim::Collective& given, int w, const std::ve
   if (w < 1 || w > cluster_.gpus()) throw std::invalid_argument("group larger than the cluster");
   if (w == 1) return collective_time(NetworkParams{sim::Time{}, 1, launch_}, c, 1);
   const std::vector<SlowLink> slow = slow_in_group(given_slow, w);
+  if (c.kind == sim::CollectiveKind::kBroadcast && broadcast_ == Broadcast::kBinomialTree) {
+    return tree_broadcast_time(c, w, slow);
+  }
   const bool hierarchical = c.kind == sim::CollectiveKind::kAllReduce && runs_hierarchical(algorithm_, cluster_, w);
   if (hierarchical && algorithm_ == Algorithm::kHierarchical) return hierarchical_time(c, w, slow);
   const sim::Time ring = ring_time(c, w, slow);
@@ -220,6 +256,34 @@ sim::Time AnalyticTimer::hierarchical_time(const sim::Collective& c, int w, cons
     for (const Hop& b : inter) worst = std::max(worst, hierarchical_all_reduce_time(a, b, launch_, c.bytes, g, nodes));
   }
   return worst;
+}
+
+// gloo's broadcast: each round the whole buffer, one transfer a sender, at
+// the round's slowest hop (latency + bytes / bandwidth); the rounds one
+// after the other (a rank forwards what it received in full). Transfers
+// of one round that share a link (a node's NIC) are not slowed here: the
+// SimGrid engine sees that.
+sim::Time AnalyticTimer::tree_broadcast_time(const sim::Collective& c, int w, const std::vector<SlowLink>& slow) {
+  auto cached = slow.empty() ? tree_hops_.find(w) : tree_hops_.end();
+  std::vector<std::vector<Hop>> fresh;
+  const std::vector<std::vector<Hop>>* rounds = nullptr;
+  if (cached != tree_hops_.end()) {
+    rounds = &cached->second;
+  } else if (slow.empty()) {
+    rounds = &tree_hops_.emplace(w, tree_round_hops(cluster_, w, slow)).first->second;
+  } else {
+    fresh = tree_round_hops(cluster_, w, slow);
+    rounds = &fresh;
+  }
+  sim::Time total = launch_;
+  for (const std::vector<Hop>& hops : *rounds) {
+    sim::Time round;
+    for (const Hop& h : hops) {
+      round = std::max(round, collective_time(NetworkParams{h.latency, h.bandwidth_GBps, sim::Time{}}, c, 2));
+    }
+    total += round;
+  }
+  return total;
 }
 
 // The ring over ranks 0 .. w-1 priced at its slowest hop class; under kAuto

@@ -76,6 +76,11 @@ ClusterSpec single_switch(int gpus, const NetworkParams& net);
 /// kAuto: per call, the faster of the ring run with a channel per NIC and the
 /// hierarchical all-reduce (docs/cost-models.md#the-per-call-choice-auto).
 enum class Algorithm : std::uint8_t { kRing, kHierarchical, kAuto };
+/// How a broadcast moves its buffer. NCCL pipelines it in chunks down a
+/// ring (one buffer's time, plus a latency a hop); gloo sends the whole
+/// buffer down a binomial tree (gloo/broadcast.cc): in round i each rank
+/// that has it sends it to the rank 2^i places on, ceil(log2 W) rounds.
+enum class Broadcast : std::uint8_t { kPipelined, kBinomialTree };
 /// How a collective is priced: alpha-beta ring formulas, or NCCL's tuning model.
 enum class CollectiveModel : std::uint8_t { kRing, kNccl };
 std::string_view to_string(Algorithm algorithm);
@@ -168,7 +173,8 @@ struct Hop {
 /// carries two transfers at once; the SimGrid engine shows what it misses.
 class AnalyticTimer final : public CollectiveTimer {
  public:
-  AnalyticTimer(ClusterSpec cluster, sim::Time launch_overhead, Algorithm algorithm);
+  AnalyticTimer(ClusterSpec cluster, sim::Time launch_overhead, Algorithm algorithm,
+                Broadcast broadcast = Broadcast::kPipelined);
   std::string_view engine() const override { return "analytic"; }
   sim::Time time(const sim::Collective& c, int group_size, const std::vector<SlowLink>& slow) override;
   /// What `time` prices `c` over `group_size` ranks as: kRing or kHierarchical.
@@ -177,9 +183,12 @@ class AnalyticTimer final : public CollectiveTimer {
  private:
   sim::Time ring_time(const sim::Collective& c, int w, const std::vector<SlowLink>& slow);
   sim::Time hierarchical_time(const sim::Collective& c, int w, const std::vector<SlowLink>& slow);
+  sim::Time tree_broadcast_time(const sim::Collective& c, int w, const std::vector<SlowLink>& slow);
   ClusterSpec cluster_;
   sim::Time launch_;
   Algorithm algorithm_;
+  Broadcast broadcast_;
+  std::map<int, std::vector<std::vector<Hop>>> tree_hops_;  ///< distinct hops of each binomial round over W ranks, by W
   std::map<std::pair<int, bool>, std::vector<Hop>> flat_hops_;  ///< distinct hops of the ring over W ranks, by W and channels
 };
 

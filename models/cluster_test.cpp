@@ -7,6 +7,7 @@
 
 #include "models/cluster.hpp"
 #include "models/collective_cost.hpp"
+#include "models/ddp_job.hpp"
 
 namespace models = ddpsim::models;
 using ddpsim::sim::Collective;
@@ -121,4 +122,29 @@ TEST_CASE("a PCIe tree: a route between two switches is held to their uplinks") 
   // One switch for all: the star as before.
   c.gpus_per_switch = 8;
   CHECK(models::AnalyticTimer(c, kLaunch, models::Algorithm::kRing).time(ar, 8, {}) == ring(24, 10, ar, 8));
+}
+
+TEST_CASE("gloo's broadcast: the whole buffer down a binomial tree, a round at a time, a node's NIC shared") {
+  // 1 MB on two nodes of 8: one NIC a node, then 8.
+  const Collective b{CollectiveKind::kBroadcast, 1'000'000};
+  const auto us = [](Time t) { return t.us(); };
+  for (const int nics : {1, 8}) {
+    CAPTURE(nics);
+    models::AnalyticTimer tree(two_nodes(nics), kLaunch, models::Algorithm::kRing, models::Broadcast::kBinomialTree);
+    models::AnalyticTimer pipelined(two_nodes(nics), kLaunch, models::Algorithm::kRing);
+    // W = 4 inside a node: rounds 0 -> 1 and 0 -> 2, 1 -> 3, each 10 us + 25 us (1 MB at 40 GB/s).
+    CHECK(us(tree.time(b, 4, {})) == doctest::Approx(15 + 2 * (10 + 25)));
+    // W = 5: a third round, 0 -> 4.
+    CHECK(us(tree.time(b, 5, {})) == doctest::Approx(15 + 3 * (10 + 25)));
+    // W = 16: three rounds inside node 0, then 0..7 -> 8..15 at once over
+    // node 0's NICs: 14 us + 160 us (1 MB at 6.25 GB/s) times 8 / nics.
+    CHECK(us(tree.time(b, 16, {})) == doctest::Approx(15 + 3 * (10 + 25) + 14 + 160.0 * 8 / nics));
+    // NCCL's pipelined ring: one buffer's time at the slowest hop, a latency a hop.
+    CHECK(us(pipelined.time(b, 4, {})) == doctest::Approx(15 + 3 * 10 + 25));
+  }
+  // A slow rank slows the rounds it sends or receives in: rank 3 at half, in the round 1 -> 3.
+  models::AnalyticTimer tree(two_nodes(8), kLaunch, models::Algorithm::kRing, models::Broadcast::kBinomialTree);
+  CHECK(us(tree.time(b, 4, {{3, 2.0}})) == doctest::Approx(15 + (10 + 25) + (10 + 50)));
+  CHECK(models::broadcast_of(models::Backend::kGloo) == models::Broadcast::kBinomialTree);
+  CHECK(models::broadcast_of(models::Backend::kNccl) == models::Broadcast::kPipelined);
 }

@@ -88,7 +88,12 @@ std::unique_ptr<CollectiveTimer> analytic_timer(const DdpJob& job, int world_siz
     if (!job.cluster) throw std::invalid_argument("NCCL's model needs a cluster");
     return std::make_unique<NcclTimer>(*job.cluster, job.network.launch_overhead, job.nccl_bandwidth_scale);
   }
-  return std::make_unique<AnalyticTimer>(cluster_of(job, world_size), job.network.launch_overhead, job.algorithm);
+  return std::make_unique<AnalyticTimer>(cluster_of(job, world_size), job.network.launch_overhead, job.algorithm,
+                                         broadcast_of(job.backend));
+}
+
+Broadcast broadcast_of(Backend backend) {
+  return backend == Backend::kGloo ? Broadcast::kBinomialTree : Broadcast::kPipelined;
 }
 
 ClusterSpec cluster_of(const DdpJob& job, int world_size) {

@@ -64,6 +64,8 @@ struct DdpJob {
 std::unique_ptr<CollectiveTimer> analytic_timer(const DdpJob& job, int world_size);
 /// The machine a job's collectives run on: its cluster, or a single switch with its collective section's routes.
 ClusterSpec cluster_of(const DdpJob& job, int world_size);
+/// How `backend` broadcasts: gloo down a binomial tree, NCCL pipelined.
+Broadcast broadcast_of(Backend backend);
 /// The slow_link faults of `job` slow from the start (no at_ms), as the timers take them.
 std::vector<SlowLink> slow_links(const DdpJob& job);
 /// The job's links that slow from a time on (slow_link faults with at_ms),

@@ -65,10 +65,10 @@ std::string simgrid_unavailable_reason() {
 SimgridStats run_with_simgrid(const ClusterSpec& cluster, sim::Time launch_overhead, Algorithm algorithm,
                               const std::vector<int>& world_sizes, const SimgridOptions& options,
                               const std::function<void(CollectiveTimer&)>& body,
-                              const std::vector<std::vector<int>>& groups) {
+                              const std::vector<std::vector<int>>& groups, models::Broadcast broadcast) {
   const Module& m = module();
   if (m.run == nullptr) throw std::runtime_error(simgrid_unavailable_reason());
-  return m.run(RunRequest{&cluster, launch_overhead, algorithm, &world_sizes, &options, &body, &groups});
+  return m.run(RunRequest{&cluster, launch_overhead, algorithm, &world_sizes, &options, &body, &groups, broadcast});
 }
 
 }  // namespace ddpsim::netsim

@@ -37,6 +37,18 @@ std::vector<Pair> ring_pairs(int first, int count, int stride) {
   return v;
 }
 
+// The rounds of a binomial broadcast from rank 0 over ranks 0 .. w-1: in the
+// round of `span` (1, 2, 4, ...) each rank below span sends to rank + span.
+std::vector<std::vector<Pair>> tree_rounds(int w) {
+  std::vector<std::vector<Pair>> rounds;
+  for (int span = 1; span < w; span *= 2) {
+    std::vector<Pair>& round = rounds.emplace_back();
+    for (int v = 0; v < span && v + span < w; ++v) round.emplace_back(v, v + span);
+    if (span > w / 2) break;  // the next doubling would pass w (and could overflow)
+  }
+  return rounds;
+}
+
 // The ring of a process group: each of its ranks to the next, the last to the first.
 std::vector<Pair> ring_of(const std::vector<int>& ranks) {
   std::vector<Pair> v;
@@ -107,9 +119,10 @@ std::string link_name(const sg4::LinkInRoute& l) {
 
 class SimgridTimer final : public CollectiveTimer {
  public:
-  SimgridTimer(Platform& platform, const ClusterSpec& cluster, sim::Time launch, Algorithm algorithm, bool memoize,
-               SimgridStats& stats)
-      : platform_(platform), cluster_(cluster), launch_(launch), algorithm_(algorithm), memoize_(memoize), stats_(stats) {}
+  SimgridTimer(Platform& platform, const ClusterSpec& cluster, sim::Time launch, Algorithm algorithm,
+               models::Broadcast broadcast, bool memoize, SimgridStats& stats)
+      : platform_(platform), cluster_(cluster), launch_(launch), algorithm_(algorithm), broadcast_(broadcast),
+        memoize_(memoize), stats_(stats) {}
   std::string_view engine() const override { return "simgrid"; }
 
   // Each group its own actor running its ring's steps, all started now; a
@@ -401,6 +414,16 @@ class SimgridTimer final : public CollectiveTimer {
     return total;
   }
 
+  // gloo's broadcast (models::Broadcast::kBinomialTree): in the round of
+  // `span` (1, 2, 4, ...) each rank below span sends the whole buffer to the
+  // rank span places on; a round's transfers run at once (sharing what
+  // links they share), the rounds one after the other.
+  double binomial_tree(int w, double n) {
+    double total = 0;
+    for (const std::vector<Pair>& round : tree_rounds(w)) total += step(round, n);
+    return total;
+  }
+
   // Whether the transfers of one round of a chain share no link: every link
   // is full duplex (a GPU forwards to the next while it receives from the
   // one before, on the two directions of its link), and each node boundary,
@@ -444,8 +467,10 @@ class SimgridTimer final : public CollectiveTimer {
         return ring_steps(c.kind, w, n, w - 1);
       }
       case sim::CollectiveKind::kBroadcast:
+        if (broadcast_ == models::Broadcast::kBinomialTree) return binomial_tree(w, n);
+        return chain(w, n, false);
       case sim::CollectiveKind::kReduce:  // the broadcast's chain, run from the last rank to the root
-        return chain(w, n, c.kind == sim::CollectiveKind::kReduce);
+        return chain(w, n, true);
       case sim::CollectiveKind::kAllToAll:
         // Every pair of ranks would need a route, W^2 of them, before the
         // platform is sealed; no training program issues one yet.
@@ -458,6 +483,7 @@ class SimgridTimer final : public CollectiveTimer {
   ClusterSpec cluster_;
   sim::Time launch_;
   Algorithm algorithm_;
+  models::Broadcast broadcast_;
   bool memoize_;
   // Within time(): no rank's links slowed (every node's links alike), and
   // routes inside nodes apart from those between them: a step runs in parts.
@@ -485,7 +511,7 @@ namespace {
 
 SimgridStats run(const ClusterSpec& cluster, sim::Time launch_overhead, Algorithm algorithm, const std::vector<int>& world_sizes,
                  const SimgridOptions& options, const std::function<void(CollectiveTimer&)>& body,
-                 const std::vector<std::vector<int>>& groups) {
+                 const std::vector<std::vector<int>>& groups, models::Broadcast broadcast) {
   for (const auto& [key, value] : options.config) {
     const auto& ok = simgrid_settable();
     if (std::find(ok.begin(), ok.end(), key) == ok.end()) throw std::invalid_argument("not a SimGrid setting ddpsim passes on: " + key);
@@ -525,6 +551,11 @@ SimgridStats run(const ClusterSpec& cluster, sim::Time launch_overhead, Algorith
       for (const Pair& p : channel_pairs(cluster, w)) platform.add_route(p.first, p.second);
     }
     for (int i = 0; i + 1 < w; ++i) platform.add_route(i + 1, i);  // a reduce's chain, towards rank 0
+    if (broadcast == models::Broadcast::kBinomialTree) {
+      for (const std::vector<Pair>& round : tree_rounds(w)) {
+        for (const Pair& p : round) platform.add_route(p.first, p.second);
+      }
+    }
     if (runs_hierarchical(algorithm, cluster, w)) {
       const int g = cluster.gpus_per_node, nodes = w / g;
       for (int k = 0; k < nodes; ++k) {
@@ -547,7 +578,7 @@ SimgridStats run(const ClusterSpec& cluster, sim::Time launch_overhead, Algorith
   stats.hosts = max_w;
   stats.links = platform.link_count();
   std::exception_ptr failure;
-  SimgridTimer timer(platform, cluster, launch_overhead, algorithm, options.memoize, stats);
+  SimgridTimer timer(platform, cluster, launch_overhead, algorithm, broadcast, options.memoize, stats);
   sg4::Actor::create("ddpsim", platform.host(0), [&] {
     try {
       body(timer);
@@ -568,5 +599,5 @@ SimgridStats run(const ClusterSpec& cluster, sim::Time launch_overhead, Algorith
 extern "C" ddpsim::netsim::SimgridStats ddpsim_netsim_run(const ddpsim::netsim::RunRequest& r) {
   static const std::vector<std::vector<int>> kNoGroups;
   return ddpsim::netsim::run(*r.cluster, r.launch_overhead, r.algorithm, *r.world_sizes, *r.options, *r.body,
-                             r.groups != nullptr ? *r.groups : kNoGroups);
+                             r.groups != nullptr ? *r.groups : kNoGroups, r.broadcast);
 }

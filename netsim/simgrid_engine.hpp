@@ -54,10 +54,12 @@ std::string simgrid_unavailable_reason();
 /// `body` throws. The timer's time_together runs the collectives of
 /// `groups` (any subset of them) at once, each group as its own SimGrid
 /// actor: transfers of different groups on one link share it.
+/// `broadcast`: how a broadcast moves (the backend's: models::broadcast_of).
 SimgridStats run_with_simgrid(const ClusterSpec& cluster, sim::Time launch_overhead, Algorithm algorithm,
                               const std::vector<int>& world_sizes, const SimgridOptions& options,
                               const std::function<void(CollectiveTimer&)>& body,
-                              const std::vector<std::vector<int>>& groups = {});
+                              const std::vector<std::vector<int>>& groups = {},
+                              models::Broadcast broadcast = models::Broadcast::kPipelined);
 
 /// What crosses into the SimGrid module (libddpsim_simgrid.so, loaded on
 /// first use by run_with_simgrid so that a process that never asks for
@@ -71,6 +73,7 @@ struct RunRequest {
   const SimgridOptions* options;
   const std::function<void(CollectiveTimer&)>* body;
   const std::vector<std::vector<int>>* groups;
+  models::Broadcast broadcast;
 };
 using RunEntry = SimgridStats (*)(const RunRequest&);
 

@@ -99,6 +99,24 @@ TEST_CASE("two nodes, one NIC each: the flat ring agrees, the hierarchical all-r
   });
 }
 
+TEST_CASE("gloo's broadcast: a binomial tree, a round at a time; the round between nodes shares the NIC 8 ways") {
+  const auto c = cluster(2, 8, fabric(150, 3.4), 1, fabric(25, 5));
+  models::AnalyticTimer tree(c, kLaunch, models::Algorithm::kRing, models::Broadcast::kBinomialTree);
+  netsim::run_with_simgrid(
+      c, kLaunch, models::Algorithm::kRing, {4, 5, 8, 16}, {},
+      [&](models::CollectiveTimer& sg) {
+        const Collective b{CollectiveKind::kBroadcast, std::int64_t{100} << 20};
+        for (int w : {4, 5, 16}) {
+          CAPTURE(w);
+          check_close(sg.time(b, w, {}), tree.time(b, w, {}));
+        }
+        // At 16 the fourth round sends 8 buffers through node 0's one NIC at once.
+        const double round_us = 5 + (100 << 20) / 25e3 * 8;
+        CHECK(sg.time(b, 16, {}).us() - sg.time(b, 8, {}).us() == doctest::Approx(round_us).epsilon(1e-6));
+      },
+      {}, models::Broadcast::kBinomialTree);
+}
+
 TEST_CASE("auto's choice: a ring with a channel per NIC and the hierarchical all-reduce on shared NICs, as the formulas") {
   // Two DGX-1-like nodes, 4 NICs each: the channels' crossings each have a
   // NIC direction to themselves, and the hierarchical algorithm's 8

@@ -450,7 +450,8 @@ void with_timer(const Scenario& scenario, const SweepAxes& axes, const std::func
     }
   }
   const netsim::SimgridStats s = netsim::run_with_simgrid(cluster, job.network.launch_overhead, job.algorithm, sizes,
-                                                          scenario.simgrid, [&](models::CollectiveTimer& t) { body(&t); }, groups);
+                                                          scenario.simgrid, [&](models::CollectiveTimer& t) { body(&t); }, groups,
+                                                          models::broadcast_of(job.backend));
   if (stats != nullptr) *stats = s;
 }
 

@@ -23,8 +23,10 @@ The defaults: W = 4 on one switch of 200 Mbit/s NICs (the rate at which this mac
 for four hosts), rank 1's link at a quarter 22 s after the ranks start (in step 3 of 8, after the two
 warm-up steps), about 90 s.
 
+--predict-only: no run; predict from WORK_DIR's logs of an earlier run (a model changed since).
+
 Usage: torch_trickle.py DDPSIM WORK_DIR [--world-size 4] [--rate 200mbit] [--rank 1] [--fraction 0.25]
-       [--at 22] [--steps 8]
+       [--at 22] [--steps 8] [--predict-only]
 """
 import argparse
 import json
@@ -105,8 +107,9 @@ def main():
     parser.add_argument("--fraction", type=float, default=0.25)
     parser.add_argument("--at", type=float, default=22, help="seconds after the ranks start")
     parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--predict-only", action="store_true", help="predict from WORK_DIR's logs of an earlier run")
     a = parser.parse_args()
-    if os.geteuid() != 0:
+    if os.geteuid() != 0 and not a.predict_only:
         print("SKIPPED: the emulated cluster needs root")
         return 77
     if not a.rate.endswith("mbit"):
@@ -116,11 +119,12 @@ def main():
     base = SCENARIO.format(w=w, rate=a.rate, steps=a.steps, gbps=float(a.rate[:-4]) / 8e3)
     scenario = write(os.path.join(a.work, "trickle.yaml"), base)
     prefix = os.path.join(a.work, "run")
-    python = run([os.path.join(ROOT, "scripts", "python.sh")], "scripts/python.sh").strip()
-    out = run([a.ddpsim, "network", "--cluster", scenario, "--fault", f"{a.at:g}:slow:{a.rank}:{a.fraction:g}",
-               "--timeout", "600", "--", python, os.path.join(ROOT, "python", "examples", "torchrun_ddp.py"),
-               "--steps", str(a.steps), "--out", prefix], "ddpsim network")
-    print("\n".join(line for line in out.splitlines() if line.startswith(("ddpsim network:", "rank 0:"))), flush=True)
+    if not a.predict_only:
+        python = run([os.path.join(ROOT, "scripts", "python.sh")], "scripts/python.sh").strip()
+        out = run([a.ddpsim, "network", "--cluster", scenario, "--fault", f"{a.at:g}:slow:{a.rank}:{a.fraction:g}",
+                   "--timeout", "600", "--", python, os.path.join(ROOT, "python", "examples", "torchrun_ddp.py"),
+                   "--steps", str(a.steps), "--out", prefix], "ddpsim network")
+        print("\n".join(line for line in out.splitlines() if line.startswith(("ddpsim network:", "rank 0:"))), flush=True)
     logs = [json.load(open(f"{prefix}.rank{r}.json", encoding="utf-8")) for r in range(w)]
     applied = [log["network"].get("applied", []) for log in logs]
     if not all(applied):
