@@ -25,6 +25,16 @@ std::vector<SlowLink> after(std::vector<SlowLink> slow, const SlowLink& change) 
   return slow;
 }
 
+std::vector<std::vector<std::pair<int, int>>> binomial_tree_rounds(int world_size) {
+  std::vector<std::vector<std::pair<int, int>>> rounds;
+  for (int span = 1; span < world_size; span *= 2) {
+    std::vector<std::pair<int, int>>& round = rounds.emplace_back();
+    for (int v = 0; v < span && v + span < world_size; ++v) round.emplace_back(v, v + span);
+    if (span > world_size / 2) break;  // the next doubling would pass world_size (and could overflow)
+  }
+  return rounds;
+}
+
 std::vector<SlowLink> slow_links_in(const std::vector<SlowLink>& slow, const std::vector<int>& ranks) {
   std::vector<SlowLink> out;
   for (const SlowLink& s : slow) {
@@ -165,31 +175,28 @@ std::vector<Hop> ring_hops(const ClusterSpec& cluster, const std::vector<int>& m
   return hops;
 }
 
-// The most transfers of one round of a binomial broadcast (span: see
-// tree_round_hops) that leave or enter one node.
-int busiest_node(const ClusterSpec& cluster, int w, int span) {
+// The most of a round's transfers that leave or enter one node.
+int busiest_node(const ClusterSpec& cluster, int w, const std::vector<std::pair<int, int>>& round) {
   const int g = cluster.gpus_per_node;
   std::vector<int> out(static_cast<std::size_t>((w + g - 1) / g)), in(out.size());
   int most = 0;
-  for (int v = 0; v < span && v + span < w; ++v) {
-    const auto a = static_cast<std::size_t>(v / g), b = static_cast<std::size_t>((v + span) / g);
+  for (const auto& [from, to] : round) {
+    const auto a = static_cast<std::size_t>(from / g), b = static_cast<std::size_t>(to / g);
     if (a != b) most = std::max({most, ++out[a], ++in[b]});
   }
   return most;
 }
 
-// The distinct hops of each round of a binomial broadcast from rank 0 over
-// ranks 0 .. w-1: in the round of `span` (1, 2, 4, ...), each rank below
-// span sends to the rank span places on, if there is one. The transfers of
-// a round that leave (or enter) one node share its NICs.
+// The distinct hops of each round of a binomial broadcast over ranks 0 ..
+// w-1 (binomial_tree_rounds). The transfers of a round that leave (or
+// enter) one node share its NICs.
 std::vector<std::vector<Hop>> tree_round_hops(const ClusterSpec& cluster, int w, const std::vector<SlowLink>& slow) {
   std::vector<std::vector<Hop>> rounds;
-  for (int span = 1; span < w; span *= 2) {
-    const int crossing = busiest_node(cluster, w, span);
+  for (const std::vector<std::pair<int, int>>& round : binomial_tree_rounds(w)) {
+    const int crossing = busiest_node(cluster, w, round);
     const Sharing sharing{crossing > 0 ? std::min(1.0, static_cast<double>(cluster.nics_per_node) / crossing) : 1.0};
     std::vector<Hop>& hops = rounds.emplace_back();
-    for (int v = 0; v < span && v + span < w; ++v) add_hop(hops, cluster, v, v + span, slow, sharing);
-    if (span > w / 2) break;  // the next doubling would pass w (and could overflow)
+    for (const auto& [from, to] : round) add_hop(hops, cluster, from, to, slow, sharing);
   }
   return rounds;
 }

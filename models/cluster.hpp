@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "models/collective_cost.hpp"
@@ -81,6 +82,9 @@ enum class Algorithm : std::uint8_t { kRing, kHierarchical, kAuto };
 /// buffer down a binomial tree (gloo/broadcast.cc): in round i each rank
 /// that has it sends it to the rank 2^i places on, ceil(log2 W) rounds.
 enum class Broadcast : std::uint8_t { kPipelined, kBinomialTree };
+/// The rounds of a binomial broadcast from rank 0 over ranks 0 .. world_size-1:
+/// in the round of span 1, 2, 4, ..., each rank below span sends to rank + span.
+std::vector<std::vector<std::pair<int, int>>> binomial_tree_rounds(int world_size);
 /// How a collective is priced: alpha-beta ring formulas, or NCCL's tuning model.
 enum class CollectiveModel : std::uint8_t { kRing, kNccl };
 std::string_view to_string(Algorithm algorithm);

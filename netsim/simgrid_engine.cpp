@@ -37,18 +37,6 @@ std::vector<Pair> ring_pairs(int first, int count, int stride) {
   return v;
 }
 
-// The rounds of a binomial broadcast from rank 0 over ranks 0 .. w-1: in the
-// round of `span` (1, 2, 4, ...) each rank below span sends to rank + span.
-std::vector<std::vector<Pair>> tree_rounds(int w) {
-  std::vector<std::vector<Pair>> rounds;
-  for (int span = 1; span < w; span *= 2) {
-    std::vector<Pair>& round = rounds.emplace_back();
-    for (int v = 0; v < span && v + span < w; ++v) round.emplace_back(v, v + span);
-    if (span > w / 2) break;  // the next doubling would pass w (and could overflow)
-  }
-  return rounds;
-}
-
 // The ring of a process group: each of its ranks to the next, the last to the first.
 std::vector<Pair> ring_of(const std::vector<int>& ranks) {
   std::vector<Pair> v;
@@ -420,7 +408,7 @@ class SimgridTimer final : public CollectiveTimer {
   // links they share), the rounds one after the other.
   double binomial_tree(int w, double n) {
     double total = 0;
-    for (const std::vector<Pair>& round : tree_rounds(w)) total += step(round, n);
+    for (const std::vector<Pair>& round : models::binomial_tree_rounds(w)) total += step(round, n);
     return total;
   }
 
@@ -552,7 +540,7 @@ SimgridStats run(const ClusterSpec& cluster, sim::Time launch_overhead, Algorith
     }
     for (int i = 0; i + 1 < w; ++i) platform.add_route(i + 1, i);  // a reduce's chain, towards rank 0
     if (broadcast == models::Broadcast::kBinomialTree) {
-      for (const std::vector<Pair>& round : tree_rounds(w)) {
+      for (const std::vector<Pair>& round : models::binomial_tree_rounds(w)) {
         for (const Pair& p : round) platform.add_route(p.first, p.second);
       }
     }
