@@ -64,6 +64,9 @@ TEST_CASE("PCIe trees that cannot describe a node are refused") {
           .find(
               "key 'collective.model': value 'nccl': expected ring (the default) with cluster.intra.gpus_per_switch") ==
       std::string::npos);  // the GPU generation is asked for first
+  // NCCL's tuning model prices NCCL's collectives, not gloo's.
+  CHECK(error_of(replace(kTree, "  nodes: 2\n", "  nodes: 2\n  gpu: ampere\n") + "collective: {model: nccl, backend: gloo}\n")
+            .find("key 'collective.model': value 'nccl': expected ring (the default) with backend gloo") != std::string::npos);
   CHECK(
       error_of(replace(kTree, "  nodes: 2\n", "  nodes: 2\n  gpu: ampere\n") + "collective: {model: nccl}\n")
           .find(

@@ -338,6 +338,10 @@ void read_collective_model(const Section& top, Scenario& out) {
   if (!job.cluster->gpu) top.child("cluster").missing("gpu", "the GPU generation for NCCL's model: volta, ampere, hopper or blackwell");
   if (job.algorithm != models::Algorithm::kRing) coll.fail_value("algorithm", "expected ring (the default) with collective.model nccl: NCCL chooses its algorithm");
   if (out.engine != "analytic") coll.fail_value("model", "expected ring (the default) with engine simgrid: NCCL's model prices collectives analytically");
+  if (job.backend == models::Backend::kGloo) {
+    coll.fail_value("model", "expected ring (the default) with backend gloo: NCCL's tuning model prices NCCL's collectives, "
+                             "and gloo runs its own (a ring all-reduce, a binomial-tree broadcast)");
+  }
   if (job.cluster->pcie_switches() > 1) {
     coll.fail_value(
         "model", "expected ring (the default) with cluster.intra.gpus_per_switch: NCCL's model here has no PCIe tree");

@@ -184,7 +184,8 @@ const std::vector<Key> kScenario = {
     {"data.epochs", T::kInteger, "", "1..1000", "1", "epochs audited; needs `dataset_size`"},
     {"collective", T::kMapping, "", "", "**required** without `cluster`", "the process group and its network"},
     {"collective.backend", T::kChoice, "", "nccl, gloo", "`nccl`",
-     "what a mismatched pair of collectives does (docs/runbook.md)"},
+     "what a mismatched pair of collectives does (docs/runbook.md), and how a broadcast moves: NCCL's pipelined down a "
+     "ring, gloo's the whole buffer down a binomial tree (docs/cost-models.md)"},
     {"collective.algorithm", T::kChoice, "", "ring, hierarchical, auto", "`ring`",
      "all-reduce algorithm: one ring over all ranks, or reduce-scatter inside each node, one inter-node ring "
      "per local GPU, all-gather inside each node (only on whole nodes of a cluster with more than one node; "
@@ -192,8 +193,8 @@ const std::vector<Key> kScenario = {
      "all-reduce on shared NICs, as NCCL picks per call (docs/cost-models.md#the-per-call-choice-auto)"},
     {"collective.model", T::kChoice, "", "ring, nccl", "`ring`",
      "how a collective is priced: alpha-beta ring formulas, or NCCL's own tuning model (its algorithm and "
-     "protocol choice; docs/cost-models.md#nccls-tuning-model), which needs a `cluster` with `gpu` and the "
-     "analytic engine"},
+     "protocol choice; docs/cost-models.md#nccls-tuning-model), which needs a `cluster` with `gpu`, the "
+     "analytic engine and the nccl backend"},
     {"collective.bandwidth_scale", T::kNumber, "", "(0, 100]", "1",
      "`nccl` model: NCCL's bandwidths times this (`ddpsim calibrate --nccl-tests` fits it)"},
     {"collective.latency_us", T::kNumber, "us", "0..1e12", "**required** without `cluster`, refused with it",
