@@ -12,7 +12,8 @@ std::string simgrid_unavailable_reason() {
 }
 
 SimgridStats run_with_simgrid(const ClusterSpec&, sim::Time, Algorithm, const std::vector<int>&, const SimgridOptions&,
-                              const std::function<void(CollectiveTimer&)>&, const std::vector<std::vector<int>>&) {
+                              const std::function<void(CollectiveTimer&)>&, const std::vector<std::vector<int>>&,
+                              models::Broadcast) {
   throw std::runtime_error(simgrid_unavailable_reason());
 }
 

@@ -208,13 +208,14 @@ ddpsim_test(NAME oracle.torch_sweep
 
 # A link that slows to a trickle in the middle of a real run (tests/torch_trickle.py; docs/validation.md,
 # "A link that slows mid-run"): the example torchrun script on 4 emulated hosts of 200 Mbit/s, rank 1's
-# link at a quarter in step 3 of 8, predicted with the slow_link fault's at_ms placed by the log's clock
-# and by the step, beside the link slow from the start, never slow, and the closed form (about 90 s).
+# link at a quarter in step 3, predicted with the slow_link fault's at_ms placed by the log's clock and
+# by the step, beside the link slow from the start, never slow, and the closed form. CI's run stops
+# after 6 steps (about 60 s; the documented runs are 8, the script's default).
 # The 10 % target is printed, met or not (a measurement: reported, not gated); the test fails on a
 # broken pipeline.
 ddpsim_test(NAME oracle.torch_trickle
             REGEX "target: mid-run, by the step, within 10 %: (met|not met)"
             NEEDS torch netns
             PROPERTIES TIMEOUT 600 RESOURCE_LOCK torch RUN_SERIAL TRUE LABELS measurement
-            COMMAND sh -c "[ -x ${DDPSIM_PYTHON} ] || { echo 'SKIPPED: no ${DDPSIM_PYTHON}'; exit 77; }; exec ${DDPSIM_PYTHON} \"$0\" \"$1\" \"$2\""
+            COMMAND sh -c "[ -x ${DDPSIM_PYTHON} ] || { echo 'SKIPPED: no ${DDPSIM_PYTHON}'; exit 77; }; exec ${DDPSIM_PYTHON} \"$0\" \"$1\" \"$2\" --steps 6"
                  ${CMAKE_CURRENT_SOURCE_DIR}/torch_trickle.py ${DDPSIM_BIN} ${WORK}/torch_trickle)
