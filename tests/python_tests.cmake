@@ -142,13 +142,14 @@ ddpsim_test(NAME network.cluster
                  ${CMAKE_CURRENT_SOURCE_DIR}/cluster_test.py ${DDPSIM_BIN} ${WORK}/cluster)
 # Real DDP on emulated clusters of hosts (tests/torch_cluster.py; docs/validation.md, "On an emulated
 # cluster of hosts"): ResNet-18 (cnn) at W = 2, 4 and 8 on one switch of 1 Gbit/s NICs, 2 nodes x 4 hosts
-# with a 200 Mbit/s NIC a node, 4 process groups sharing those NICs, and a slow NIC; the analytic engine,
-# SimGrid and the closed form beside each measurement (about 8 minutes). The targets are printed, met or
+# with a 200 Mbit/s NIC a node, and 4 process groups sharing those NICs; the analytic engine, SimGrid and
+# the closed form beside each measurement (about 8 minutes). CI leaves out the script's slow-NIC row
+# (--no-slow-rank): oracle.torch_trickle runs a slow link on the same kind of cluster, from mid-run. The targets are printed, met or
 # not (measurements on a shared machine: reported, not gated); the test fails on a broken pipeline.
 ddpsim_test(NAME oracle.torch_cluster
             NEEDS torch netns
             PROPERTIES TIMEOUT 1500 RESOURCE_LOCK torch RUN_SERIAL TRUE LABELS measurement
-            COMMAND sh -c "[ -x ${DDPSIM_PYTHON} ] || { echo 'SKIPPED: no ${DDPSIM_PYTHON}'; exit 77; }; exec ${DDPSIM_PYTHON} \"$0\" \"$1\" \"$2\" --recipes cnn"
+            COMMAND sh -c "[ -x ${DDPSIM_PYTHON} ] || { echo 'SKIPPED: no ${DDPSIM_PYTHON}'; exit 77; }; exec ${DDPSIM_PYTHON} \"$0\" \"$1\" \"$2\" --recipes cnn --no-slow-rank"
                  ${CMAKE_CURRENT_SOURCE_DIR}/torch_cluster.py ${DDPSIM_BIN} ${WORK}/torch_cluster)
 # The same on an emulated cluster network (docs/emulated-network.md; tests/torch_ddp_network.py): each
 # rank a host behind a 1 Gbit/s link, in a network namespace the test makes (root); skipped where none
