@@ -254,7 +254,8 @@ class Engine final : public OpSink {
   /// link that slows to a trickle: `change` updates what the cost functions
   /// read). Every collective in flight then keeps the fraction of its work
   /// done and does the rest at its new price; later ones are priced anew.
-  /// Under kRankMajor it ends the run (RunSummary::needs_time_order).
+  /// Scheduled before run() (std::logic_error after); under kRankMajor it
+  /// ends the run (RunSummary::needs_time_order).
   void schedule_price_change(Time at, std::function<void()> change);
 
   /// Runs until no event remains. Streams still holding operations then are
