@@ -36,7 +36,7 @@ class Pricing {
   void schedule_slowdowns(const models::TrainingProgram& program, sim::Engine& engine) {
     for (const models::LinkSlowdown& s : program.link_slowdowns()) {
       changes_ = true;
-      engine.schedule_price_change(s.at, [this, link = s.link] { slow_ = models::after(slow_, link); });
+      engine.schedule_price_change(s.at, [this, link = s.link] { slow_ = models::after_change(slow_, link); });
     }
   }
   sim::CollectiveCostFn cost() const {

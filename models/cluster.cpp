@@ -19,7 +19,7 @@ std::vector<sim::Time> CollectiveTimer::time_together(const sim::Collective& c,
   return time_together(calls);
 }
 
-std::vector<SlowLink> after(std::vector<SlowLink> slow, const SlowLink& change) {
+std::vector<SlowLink> after_change(std::vector<SlowLink> slow, const SlowLink& change) {
   std::erase_if(slow, [&](const SlowLink& s) { return s.rank == change.rank; });
   if (change.factor > 1) slow.push_back(change);
   return slow;
@@ -266,24 +266,21 @@ sim::Time AnalyticTimer::hierarchical_time(const sim::Collective& c, int w, cons
 }
 
 // gloo's broadcast: each round the whole buffer, one transfer a sender, at
-// the round's slowest hop (latency + bytes / bandwidth); the rounds one
-// after the other (a rank forwards what it received in full). Transfers
-// of one round that share a link (a node's NIC) are not slowed here: the
-// SimGrid engine sees that.
+// the round's slowest hop (latency + bytes / bandwidth, the NICs a round's
+// transfers share out of one node divided among them: tree_round_hops);
+// the rounds one after the other (a rank forwards what it received in full).
+// Without slow links each W's rounds are kept (tree_hops_).
 sim::Time AnalyticTimer::tree_broadcast_time(const sim::Collective& c, int w, const std::vector<SlowLink>& slow) {
-  auto cached = slow.empty() ? tree_hops_.find(w) : tree_hops_.end();
-  std::vector<std::vector<Hop>> fresh;
-  const std::vector<std::vector<Hop>>* rounds = nullptr;
-  if (cached != tree_hops_.end()) {
-    rounds = &cached->second;
-  } else if (slow.empty()) {
-    rounds = &tree_hops_.emplace(w, tree_round_hops(cluster_, w, slow)).first->second;
-  } else {
-    fresh = tree_round_hops(cluster_, w, slow);
-    rounds = &fresh;
+  std::vector<std::vector<Hop>> with_slow;
+  auto kept = tree_hops_.find(w);
+  if (!slow.empty()) {
+    with_slow = tree_round_hops(cluster_, w, slow);
+  } else if (kept == tree_hops_.end()) {
+    kept = tree_hops_.emplace(w, tree_round_hops(cluster_, w, slow)).first;
   }
+  const std::vector<std::vector<Hop>>& rounds = slow.empty() ? kept->second : with_slow;
   sim::Time total = launch_;
-  for (const std::vector<Hop>& hops : *rounds) {
+  for (const std::vector<Hop>& hops : rounds) {
     sim::Time round;
     for (const Hop& h : hops) {
       round = std::max(round, collective_time(NetworkParams{h.latency, h.bandwidth_GBps, sim::Time{}}, c, 2));

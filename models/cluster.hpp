@@ -106,7 +106,7 @@ struct LinkSlowdown {
 };
 
 /// `slow` as it is after `change`: the rank's earlier factor replaced.
-std::vector<SlowLink> after(std::vector<SlowLink> slow, const SlowLink& change);
+std::vector<SlowLink> after_change(std::vector<SlowLink> slow, const SlowLink& change);
 
 /// The slow links among `ranks` (global rank numbers), each renumbered as
 /// its position in `ranks`: what a collective over that group, priced as

@@ -253,7 +253,7 @@ const std::vector<Key> kScenario = {
     {"faults[].target", T::kChoice, "", "compute, data", "`compute`", "`slowdown`: what is slower"},
     {"faults[].duration_ms", T::kNumber, "ms", "0..1e9", "", "`rank0_artifact`: how long it writes"},
     {"faults[].every", T::kInteger, "", "1..epochs x iterations", "", "`rank0_artifact`: every N iterations"},
-    {"faults[].at_ms", T::kNumber, "ms", "0..1e9", "", "`crash`: the time it dies; `link_down`: the time its link goes down; `slow_link`: the time it slows (none: from the start)"},
+    {"faults[].at_ms", T::kNumber, "ms", "0..1e9", "", "`crash`: the time it dies; `link_down`: the time its link goes down; `slow_link`: the time it slows (none: from the start; refused under hybrid sharding)"},
     {"faults[].unit", T::kString, "", "a unit's module path, not the root", "",
      "`skip_unit`: the FSDP unit the rank does not call"},
     {"faults[].count", T::kInteger, "", "1..1,048,576", "", "`micro_batches`: the rank's micro-batches in the iteration"},
