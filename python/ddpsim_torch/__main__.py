@@ -77,12 +77,13 @@ def _network_verb(n, args, argv):
     if args.cluster is None:
         if args.ranks is None:
             n.error("RATE needs --ranks W")
-        if args.fault or args.timeout:
-            n.error("--fault and --timeout need --cluster")
-        return network.run(args)
+        if not args.mpirun:
+            if args.fault or args.timeout:
+                n.error("--fault and --timeout need --cluster or --mpirun")
+            return network.run(args)
     if not args.command:
         raise fabric.FabricError("no command to run: network --cluster S.yaml -- COMMAND ...")
-    cluster = fabric.cluster_from_environment()
+    cluster = fabric.one_switch(args.rate, args.ranks) if args.cluster is None else fabric.cluster_from_environment()
     if cluster is None:
         raise fabric.FabricError(f"--cluster {args.cluster}: run it as `ddpsim network --cluster ...`, whose loader "
                                  "reads the scenario's cluster: section")
@@ -177,6 +178,9 @@ def main(argv=None):
                         "after the ranks start; repeatable")
     n.add_argument("--timeout", type=_positive_number, metavar="S",
                    help="with --cluster: stop the ranks still running after S seconds, name them, exit 124")
+    n.add_argument("--mpirun", action="store_true",
+                   help="start COMMAND under Open MPI's mpirun, one rank a host (mpirun in host 0, a daemon a host "
+                        "through an rsh agent; MPI's TCP over the hosts' links); with RATE, on a switch of hosts")
     n.epilog = "The command follows a --: network 1gbit --ranks 2 -- torchrun --nproc_per_node 2 train.py"
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[argv.index("--") + 1:] if "--" in argv else []

@@ -8,6 +8,7 @@ to three tries: a transfer starved of CPU reads low, none reads past the cap).
 """
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -16,7 +17,7 @@ import tempfile
 import threading
 import time
 
-from . import fabric, fabric_build, network
+from . import fabric, fabric_build, fabric_mpi, network
 from .fabric import FabricError, Layout
 
 TOLERANCE = 0.03
@@ -149,13 +150,27 @@ def _apply_faults(layout, ns, t0, done, record_path=None):
         print(f"ddpsim network: at {at_s:.1f} s: {what}", flush=True)
 
 
-def launch(layout, ns, command, record_path, port=29500, grace_s=10.0, timeout_s=None):
-    """COMMAND once a rank, each in its host's namespace; the first non-zero exit code (0 if none). When
-    one rank fails the others get grace_s to end, then SIGTERM, then SIGKILL (as torchrun's agent). Past
-    timeout_s the ranks still running are named and stopped, and the code is 124."""
+def starts(layout, ns, command, record_path, folder, port=29500, mpirun=False):
+    """What to start for COMMAND: (name, argv, environment) once a rank, each in its host's namespace with
+    torchrun's variables; or, with mpirun, mpirun once in host 0's, starting COMMAND on every host
+    (fabric_mpi.py; its rsh agent written in folder)."""
+    if mpirun:
+        agent = fabric_mpi.write_agent(layout, ns, folder)
+        return [("mpirun", fabric_mpi.command(layout, ns, agent, command),
+                 fabric_mpi.environment(os.environ, layout, record_path))]
+    return [(f"rank {r}", ns.prefix(f"host{r}") + command, rank_environment(layout, r, record_path, port))
+            for r in range(layout.ranks)]
+
+
+def launch(layout, ns, command, record_path, port=29500, grace_s=10.0, timeout_s=None, mpirun=False):
+    """COMMAND once a rank, each in its host's namespace (or under mpirun: starts()); the first non-zero exit
+    code (0 if none). When one rank fails the others get grace_s to end, then SIGTERM, then SIGKILL (as
+    torchrun's agent). Past timeout_s the ranks still running are named and stopped, and the code is 124."""
     t0 = time.monotonic()
-    procs = [subprocess.Popen(ns.prefix(f"host{r}") + command, env=rank_environment(layout, r, record_path, port))
-             for r in range(layout.ranks)]
+    folder = tempfile.mkdtemp(prefix="ddpsim_launch.")
+    started = starts(layout, ns, command, record_path, folder, port, mpirun)
+    names = [name for name, _, _ in started]
+    procs = [subprocess.Popen(argv, env=env) for _, argv, env in started]
     done = threading.Event()
     faults = threading.Thread(target=_apply_faults, args=(layout, ns, t0, done, record_path), daemon=True)
     faults.start()
@@ -165,23 +180,24 @@ def launch(layout, ns, command, record_path, port=29500, grace_s=10.0, timeout_s
             for r, p in enumerate(procs):
                 if p.returncode not in (None, 0) and first == 0:
                     first, failed_at = p.returncode, time.monotonic()
-                    print(f"ddpsim network: rank {r} exited with {p.returncode}", flush=True)
+                    print(f"ddpsim network: {names[r]} exited with {p.returncode}", flush=True)
             if failed_at is not None and time.monotonic() - failed_at > grace_s:
                 _stop(procs)
             if timeout_s is not None and time.monotonic() - t0 > timeout_s and first == 0:
                 hung = [r for r, p in enumerate(procs) if p.poll() is None]
-                print(f"ddpsim network: timeout after {timeout_s:g} s: rank(s) {', '.join(map(str, hung))} still "
-                      "running, stopped", flush=True)
+                what = "mpirun and its ranks" if mpirun else f"rank(s) {', '.join(map(str, hung))}"
+                print(f"ddpsim network: timeout after {timeout_s:g} s: {what} still running, stopped", flush=True)
                 first = 124
                 _stop(procs)
             time.sleep(0.05)
         for r, p in enumerate(procs):
             if p.returncode != 0 and first == 0:
                 first = p.returncode
-                print(f"ddpsim network: rank {r} exited with {p.returncode}", flush=True)
+                print(f"ddpsim network: {names[r]} exited with {p.returncode}", flush=True)
     finally:
         done.set()
         _stop(procs)
+        shutil.rmtree(folder, ignore_errors=True)
     return first if first >= 0 else 128 - first
 
 
@@ -237,6 +253,6 @@ def run(args, cluster):
     ns, record, path = make(layout, args.check_out)
     try:
         print(describe(record), flush=True)
-        return launch(layout, ns, args.command, path, timeout_s=args.timeout)
+        return launch(layout, ns, args.command, path, timeout_s=args.timeout, mpirun=args.mpirun)
     finally:
         ns.close()
