@@ -153,16 +153,20 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& measur
 
 // The collective section fitted to the sweeps (the fit's table printed as it goes).
 ddpsim::scenarios::CalibrationFile::Collective collective_section(const std::vector<ddpsim::validate::SweepPoint>& points,
-                                                                 const std::string& first) {
+                                                                 const std::string& first, bool binomial) {
   ddpsim::validate::CollectiveFit fit;
   try {
-    fit = ddpsim::validate::fit_collective(points);
+    fit = ddpsim::validate::fit_collective(points, binomial ? ddpsim::models::Algorithm::kBinomial
+                                                            : ddpsim::models::Algorithm::kRing);
   } catch (const std::invalid_argument& e) {
     throw InputError({first, 0, 0}, "sweep", "", e.what());
   }
   ddpsim::scenarios::CalibrationFile::Collective out;
+  out.binomial = binomial;
   out.comments = {
-      "collective: time = launch + 2(W-1) latency + 2(W-1)/W bytes / bandwidth (docs/cost-models.md), relative",
+      binomial ? "collective: time = launch + L(W) latency + T(W) bytes / bandwidth, the binomial all-reduce's chain "
+                 "(docs/cost-models.md#open-mpis-binomial-all-reduce), relative"
+               : "collective: time = launch + 2(W-1) latency + 2(W-1)/W bytes / bandwidth (docs/cost-models.md), relative",
       fmt::format("least squares over {} points: R^2 {:.6f}; relative error median {:.2f} %, max {:.2f} %", points.size(),
                   fit.r_squared, 100 * fit.median_relative_error, 100 * fit.max_relative_error)};
   for (const std::string& note : fit.notes) out.comments.push_back("note: " + note);
@@ -354,7 +358,7 @@ int calibrate(const CalibrateOptions& o) {
     throw InputError({o.nccl_tests.front(), 0, 0}, "--nccl-tests", o.nccl_tests.front(),
                      "expected either all-reduce sweeps (--measured) or nccl-tests tables: each fits the collective section");
   }
-  if (!in.points.empty()) calibration.collective = collective_section(in.points, o.measured.front());
+  if (!in.points.empty()) calibration.collective = collective_section(in.points, o.measured.front(), o.algorithm == "binomial");
   if (!o.nccl_tests.empty()) calibration.collective = nccl_section(o);
   if (in.compute) calibration.compute = compute_section(*in.compute, o.warmup);
   if (!in.skews.empty()) calibration.straggler = straggler_section(in.skews);

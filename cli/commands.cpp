@@ -377,6 +377,11 @@ int main(int argc, char** argv) {
   check_measured->needs(check_scenario)->needs(calibration_out_opt);
   calibrate_cmd->add_option("--max-error-pct", co.max_error_pct, "The check's threshold (default: validation.max_error_pct)")
       ->check(CLI::PositiveNumber);
+  calibrate_cmd->add_option("--algorithm", co.algorithm,
+                            "The all-reduce the sweeps are fitted as: ring (default) or binomial (Open MPI's "
+                            "non-blocking in-place all-reduce, ddpsim-real's; for a scenario with collective.algorithm "
+                            "binomial)")
+      ->check(CLI::IsMember({"ring", "binomial"}));
 
   ddpsim::cli::CollectivesOptions xo;
   CLI::App* collectives_cmd = app.add_subcommand(

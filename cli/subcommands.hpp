@@ -24,6 +24,7 @@ struct CalibrateOptions {
   std::string check_scenario;               ///< with check_measured: the acceptance test
   std::vector<std::string> check_measured;
   std::optional<double> max_error_pct;
+  std::string algorithm = "ring";  ///< the all-reduce's form the sweeps are fitted to: ring or binomial
 };
 
 /// ddpsim calibrate. Returns the exit code (3: the check rejected the fit).

@@ -73,6 +73,7 @@ std::string_view to_string(Algorithm algorithm) {
     case Algorithm::kRing: return "ring";
     case Algorithm::kHierarchical: return "hierarchical";
     case Algorithm::kAuto: return "auto";
+    case Algorithm::kBinomial: return "binomial";
   }
   return "?";
 }
@@ -120,7 +121,8 @@ bool runs_on_channels(Algorithm algorithm, sim::CollectiveKind kind) {
 
 bool runs_hierarchical(Algorithm algorithm, const ClusterSpec& cluster, int world_size) {
   const int g = cluster.gpus_per_node;
-  return algorithm != Algorithm::kRing && g > 1 && world_size > g && world_size % g == 0;
+  return (algorithm == Algorithm::kHierarchical || algorithm == Algorithm::kAuto) && g > 1 && world_size > g &&
+         world_size % g == 0;
 }
 
 sim::Time hierarchical_all_reduce_time(const Hop& intra, const Hop& inter, sim::Time launch, std::int64_t bytes,
@@ -229,6 +231,9 @@ sim::Time AnalyticTimer::time(const sim::Collective& given, int w, const std::ve
   if (c.kind == sim::CollectiveKind::kBroadcast && broadcast_ == Broadcast::kBinomialTree) {
     return tree_broadcast_time(c, w, slow);
   }
+  if (c.kind == sim::CollectiveKind::kAllReduce && algorithm_ == Algorithm::kBinomial) {
+    return binomial_all_reduce_time(c, w, slow);
+  }
   const bool hierarchical = c.kind == sim::CollectiveKind::kAllReduce && runs_hierarchical(algorithm_, cluster_, w);
   if (hierarchical && algorithm_ == Algorithm::kHierarchical) return hierarchical_time(c, w, slow);
   const sim::Time ring = ring_time(c, w, slow);
@@ -328,6 +333,72 @@ sim::Time AnalyticTimer::ring_time(const sim::Collective& c, int w, const std::v
   }
   for (const Hop& h : cached->second) worst = std::max(worst, collective_time(NetworkParams{h.latency, h.bandwidth_GBps, launch_}, c, w));
   return worst;
+}
+
+namespace {
+
+// The binomial all-reduce's chains (libnbc's allred_sched_diss, rank 0 the
+// root): when each rank holds the sum, given message(a, b) = {latency,
+// bytes / bandwidth} of a message from a to b, in ns. Up: in the round of
+// span s, rank v (a multiple of 2s) receives v + s's partial sum once both
+// are ready. Down: rank v sends to v + s for every s above v (rank 0: every
+// s) at once, so its children share its link: each holds the sum after the
+// longest latency and all of their transfers.
+template <typename Message>
+std::vector<double> binomial_chains(int w, Message message) {
+  std::vector<double> ready(static_cast<std::size_t>(w), 0.0);
+  for (int span = 1; span < w; span *= 2) {
+    for (int v = 0; v + span < w; v += 2 * span) {
+      const auto [latency, transfer] = message(v + span, v);
+      double& at = ready[static_cast<std::size_t>(v)];
+      at = std::max(at, ready[static_cast<std::size_t>(v + span)]) + latency + transfer;
+    }
+    if (span > w / 2) break;  // the next doubling would pass w (and could overflow)
+  }
+  std::vector<double> holds(static_cast<std::size_t>(w), 0.0);
+  holds[0] = ready[0];
+  for (int v = 0; v < w; ++v) {
+    double latency = 0, transfers = 0;
+    std::vector<int> children;
+    for (int span = 1; span < w; span *= 2) {
+      if (v < span && v + span < w) {
+        children.push_back(v + span);
+        const auto [lat, transfer] = message(v, v + span);
+        latency = std::max(latency, lat);
+        transfers += transfer;
+      }
+      if (span > w / 2) break;
+    }
+    for (int u : children) holds[static_cast<std::size_t>(u)] = holds[static_cast<std::size_t>(v)] + latency + transfers;
+  }
+  return holds;
+}
+
+}  // namespace
+
+BinomialCounts binomial_all_reduce_counts(int world_size) {
+  if (world_size < 2) return {};
+  // Latency 1 and bytes 1000 (a transfer's time 1 + 1000): the slowest chain is the one with most transfers,
+  // then most latencies; both counts read back exactly.
+  const std::vector<double> holds = binomial_chains(world_size, [](int, int) { return std::pair{1.0, 1000.0}; });
+  const double worst = *std::max_element(holds.begin(), holds.end());
+  const int transfers = static_cast<int>(worst / 1000);
+  return {static_cast<int>(std::lround(worst - 1000.0 * transfers)), transfers};
+}
+
+// kBinomial: each message at its route's latency and bandwidth (a slow
+// rank's, slowed), up the tree and down it; the all-reduce ends when the
+// last rank holds the sum.
+sim::Time AnalyticTimer::binomial_all_reduce_time(const sim::Collective& c, int w, const std::vector<SlowLink>& slow) {
+  const double bytes = static_cast<double>(c.bytes);
+  const auto message = [&](int a, int b) {
+    Hop h = route(cluster_, a, b);
+    const double f = std::max(slow_factor(slow, a), slow_factor(slow, b));
+    if (f > 1) h = slowed(h, f);
+    return std::pair{static_cast<double>(h.latency.count_ns()), bytes / h.bandwidth_GBps};  // GB/s: bytes per ns
+  };
+  const std::vector<double> holds = binomial_chains(w, message);
+  return launch_ + sim::Time::from_ns(*std::max_element(holds.begin(), holds.end()));
 }
 
 }  // namespace ddpsim::models

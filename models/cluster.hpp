@@ -76,7 +76,19 @@ ClusterSpec single_switch(int gpus, const NetworkParams& net);
 
 /// kAuto: per call, the faster of the ring run with a channel per NIC and the
 /// hierarchical all-reduce (docs/cost-models.md#the-per-call-choice-auto).
-enum class Algorithm : std::uint8_t { kRing, kHierarchical, kAuto };
+/// kBinomial: Open MPI's non-blocking in-place all-reduce (libnbc's
+/// allred_sched_diss): the whole buffer reduced up a binomial tree to rank 0,
+/// then sent down one, each rank sending to all its children at once
+/// (docs/cost-models.md#open-mpis-binomial-all-reduce); the analytic engine only.
+enum class Algorithm : std::uint8_t { kRing, kHierarchical, kAuto, kBinomial };
+/// What a binomial all-reduce (kBinomial) over W ranks costs on links all
+/// alike, as multiples of one message's latency and of its bytes / bandwidth
+/// along its slowest chain: W = 2 {2, 2}, 4 {4, 5}, 8 {6, 9}.
+struct BinomialCounts {
+  int latencies = 0;
+  int transfers = 0;
+};
+BinomialCounts binomial_all_reduce_counts(int world_size);
 /// How a broadcast moves its buffer. NCCL pipelines it in chunks down a
 /// ring (one buffer's time, plus a latency a hop); gloo sends the whole
 /// buffer down a binomial tree (gloo/broadcast.cc): in round i each rank
@@ -188,6 +200,7 @@ class AnalyticTimer final : public CollectiveTimer {
   sim::Time ring_time(const sim::Collective& c, int w, const std::vector<SlowLink>& slow);
   sim::Time hierarchical_time(const sim::Collective& c, int w, const std::vector<SlowLink>& slow);
   sim::Time tree_broadcast_time(const sim::Collective& c, int w, const std::vector<SlowLink>& slow);
+  sim::Time binomial_all_reduce_time(const sim::Collective& c, int w, const std::vector<SlowLink>& slow);
   ClusterSpec cluster_;
   sim::Time launch_;
   Algorithm algorithm_;

@@ -148,3 +148,31 @@ TEST_CASE("gloo's broadcast: the whole buffer down a binomial tree, a round at a
   CHECK(models::broadcast_of(models::Backend::kGloo) == models::Broadcast::kBinomialTree);
   CHECK(models::broadcast_of(models::Backend::kNccl) == models::Broadcast::kPipelined);
 }
+
+TEST_CASE("Open MPI's binomial all-reduce: up a tree to rank 0, then down one, a rank's children sharing its link") {
+  // Counted by hand in latencies and transfers (docs/cost-models.md#open-mpis-binomial-all-reduce). W = 4:
+  // up 1 -> 0 and 3 -> 2, then 2 -> 0; down 0 -> {1, 2} at once (two transfers on 0's link), then 1 -> 3.
+  const auto counts = [](int w) {
+    const models::BinomialCounts n = models::binomial_all_reduce_counts(w);
+    return std::pair{n.latencies, n.transfers};
+  };
+  CHECK(counts(1) == std::pair{0, 0});
+  CHECK(counts(2) == std::pair{2, 2});
+  CHECK(counts(3) == std::pair{3, 4});  // up 1 -> 0, 2 -> 0; down 0 -> {1, 2}
+  CHECK(counts(4) == std::pair{4, 5});
+  // W = 8: up 3 rounds; down 0 -> {1, 2, 4} (3), 1 -> {3, 5} (2), 3 -> 7 (1).
+  CHECK(counts(8) == std::pair{6, 9});
+  // Inside a node: 10 us a message, 1 MB at 40 GB/s is 25 us; launch 15 us.
+  const Collective ar{CollectiveKind::kAllReduce, 1'000'000};
+  models::AnalyticTimer binomial(two_nodes(8), kLaunch, models::Algorithm::kBinomial);
+  CHECK(binomial.time(ar, 4, {}).us() == doctest::Approx(15 + 4 * 10 + 5 * 25));
+  // Rank 3 at half: up, 3 -> 2 takes 50; 2 -> 0 waits for it; down, 1 -> 3 takes 50:
+  // up 10 + 50, then 10 + 25; down 10 + 2 x 25, then 10 + 50.
+  CHECK(binomial.time(ar, 4, {{3, 2.0}}).us() == doctest::Approx(15 + (60 + 35) + (60 + 60)));
+  // Other collectives are the ring's; W = 1 the launch alone.
+  models::AnalyticTimer ring(two_nodes(8), kLaunch, models::Algorithm::kRing);
+  const Collective ag{CollectiveKind::kAllGather, 1'000'000};
+  CHECK(binomial.time(ag, 4, {}) == ring.time(ag, 4, {}));
+  CHECK(binomial.time(ar, 1, {}).us() == doctest::Approx(15));
+  CHECK(!models::runs_hierarchical(models::Algorithm::kBinomial, two_nodes(8), 16));
+}

@@ -45,6 +45,7 @@ std::string to_yaml(const CalibrationFile& calibration) {
   for (const std::string& s : calibration.sources) yaml += "#   " + s + "\n";
   if (const auto& c = calibration.collective) {
     yaml += comments(c->comments) + "collective:\n";
+    if (c->binomial) yaml += "  algorithm: binomial\n";
     if (c->latency_us) yaml += fmt::format("  latency_us: {:.6g}\n", *c->latency_us);
     if (c->bandwidth_GBps) yaml += fmt::format("  bandwidth_GBps: {:.6g}\n", *c->bandwidth_GBps);
     yaml += fmt::format("  launch_overhead_us: {:.6g}\n", c->launch_overhead_us);
@@ -71,6 +72,19 @@ void apply_calibration_text(Scenario& out, std::string_view text, const std::str
   if (job.cluster) {
     coll.forbid("latency_us", "the scenario's cluster section gives every route's latency");
     coll.forbid("bandwidth_GBps", "the scenario's cluster section gives every route's bandwidth");
+  }
+  // Latency and bandwidth fitted to one all-reduce's form price that form only: the binomial's (per message
+  // up and down a tree) and the ring's (per ring step) are not each other's.
+  const bool fitted_binomial = coll.choice("algorithm", "ring") == "binomial";
+  if ((coll.has("latency_us") || coll.has("bandwidth_GBps")) &&
+      fitted_binomial != (job.algorithm == models::Algorithm::kBinomial)) {
+    if (!coll.has("algorithm")) {
+      coll.missing("algorithm", "binomial, the scenario's collective.algorithm: latency and bandwidth fitted as the "
+                                "ring's do not price the binomial all-reduce (ddpsim calibrate --algorithm binomial)");
+    }
+    coll.fail_value("algorithm", fmt::format("expected the scenario's collective.algorithm ({}): latency and bandwidth "
+                                             "fitted as one all-reduce do not price another",
+                                             models::to_string(job.algorithm)));
   }
   if (coll.has("latency_us")) job.network.latency = coll.micros("latency_us", std::nullopt);
   if (coll.has("latency_us") || coll.has("bandwidth_GBps")) out.collective_placeholder = false;  // measured now

@@ -23,6 +23,7 @@ struct CalibrationFile {
     std::optional<double> latency_us, bandwidth_GBps;  ///< absent when the sweeps cannot separate them
     double launch_overhead_us = 0;
     std::optional<double> bandwidth_scale;  ///< NCCL's model (ddpsim calibrate --nccl-tests)
+    bool binomial = false;  ///< fitted as the binomial all-reduce (calibrate --algorithm binomial), not the ring
   };
   std::optional<Collective> collective;
 

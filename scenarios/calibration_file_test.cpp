@@ -68,3 +68,31 @@ TEST_CASE("the calibration file's writer and reader agree: what to_yaml writes, 
   CHECK(t.job.model.forward_total().ms() == doctest::Approx(2));
   CHECK(t.job.model.backward_total().ms() == doctest::Approx(4));
 }
+
+TEST_CASE("a calibration fitted as the binomial all-reduce prices only a binomial scenario, and the ring's only a ring's") {
+  scenarios::CalibrationFile c;
+  c.collective = scenarios::CalibrationFile::Collective{{}, 7.5, 2.5, 3.25, std::nullopt};
+  c.collective->binomial = true;
+  const std::string yaml = scenarios::to_yaml(c);
+  CHECK(yaml.find("collective:\n  algorithm: binomial\n  latency_us: 7.5\n") != std::string::npos);
+  const auto error = [](scenarios::Scenario& s, const std::string& text) -> std::string {
+    try {
+      scenarios::apply_calibration_text(s, text, "c.yaml");
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
+  };
+  scenarios::Scenario ring = parse_scenario(kLayered, "s.yaml");
+  CHECK(error(ring, yaml).find("key 'collective.algorithm': value 'binomial': expected the scenario's "
+                               "collective.algorithm (ring)") != std::string::npos);
+  const std::string binomial_text = std::string(kLayered).replace(std::string(kLayered).find("collective:"), 11,
+                                                                  "collective:\n  algorithm: binomial");
+  scenarios::Scenario binomial = parse_scenario(binomial_text, "s.yaml");
+  CHECK(error(binomial, yaml).empty());
+  CHECK(binomial.job.network.latency.us() == doctest::Approx(7.5));
+  c.collective->binomial = false;
+  scenarios::Scenario again = parse_scenario(binomial_text, "s.yaml");
+  CHECK(error(again, scenarios::to_yaml(c)).find("key 'collective.algorithm': missing; expected binomial, the "
+                                                  "scenario's collective.algorithm") != std::string::npos);
+}

@@ -360,7 +360,12 @@ void read_network(const Section& top, Scenario& out) {
   const std::string algorithm = coll.choice("algorithm", "ring");
   job.algorithm = algorithm == "ring"           ? models::Algorithm::kRing
                   : algorithm == "hierarchical" ? models::Algorithm::kHierarchical
-                                                : models::Algorithm::kAuto;
+                  : algorithm == "auto"         ? models::Algorithm::kAuto
+                                                : models::Algorithm::kBinomial;
+  if (job.algorithm == models::Algorithm::kBinomial && out.engine != "analytic") {
+    coll.fail_value("algorithm", "expected ring, hierarchical or auto with engine simgrid: the binomial all-reduce "
+                                 "(Open MPI's) is priced by the analytic engine only");
+  }
   const bool gloo = coll.choice("backend", "nccl") == "gloo";
   job.backend = gloo ? models::Backend::kGloo : models::Backend::kNccl;
   // PyTorch's defaults: 10 minutes for NCCL process groups, 30 for gloo.

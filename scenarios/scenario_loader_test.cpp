@@ -106,7 +106,16 @@ TEST_CASE("algorithm auto loads") {
   const auto automatic = replace(kCluster, "algorithm: hierarchical", "algorithm: auto");
   CHECK(parse_scenario(automatic, "s.yaml").job.algorithm == models::Algorithm::kAuto);
   CHECK(error_of(replace(kCluster, "algorithm: hierarchical", "algorithm: tree"))
-            .find("key 'collective.algorithm': value 'tree': expected one of: ring, hierarchical, auto") != std::string::npos);
+            .find("key 'collective.algorithm': value 'tree': expected one of: ring, hierarchical, auto, binomial") !=
+        std::string::npos);
+}
+
+TEST_CASE("algorithm binomial loads, on the analytic engine only") {
+  const auto binomial = replace(kCluster, "algorithm: hierarchical", "algorithm: binomial");
+  CHECK(parse_scenario(binomial, "s.yaml").job.algorithm == models::Algorithm::kBinomial);
+  CHECK(error_of(binomial + "engine: simgrid\n")
+            .find("key 'collective.algorithm': value 'binomial': expected ring, hierarchical or auto with engine "
+                  "simgrid") != std::string::npos);
 }
 
 TEST_CASE("cluster sections that cannot describe a machine are refused") {

@@ -186,11 +186,13 @@ const std::vector<Key> kScenario = {
     {"collective.backend", T::kChoice, "", "nccl, gloo", "`nccl`",
      "what a mismatched pair of collectives does (docs/runbook.md), and how a broadcast moves: NCCL's pipelined down a "
      "ring, gloo's the whole buffer down a binomial tree (docs/cost-models.md)"},
-    {"collective.algorithm", T::kChoice, "", "ring, hierarchical, auto", "`ring`",
+    {"collective.algorithm", T::kChoice, "", "ring, hierarchical, auto, binomial", "`ring`",
      "all-reduce algorithm: one ring over all ranks, or reduce-scatter inside each node, one inter-node ring "
      "per local GPU, all-gather inside each node (only on whole nodes of a cluster with more than one node; "
      "otherwise the ring); `auto`: per call the faster of a ring with a channel per NIC and the hierarchical "
-     "all-reduce on shared NICs, as NCCL picks per call (docs/cost-models.md#the-per-call-choice-auto)"},
+     "all-reduce on shared NICs, as NCCL picks per call (docs/cost-models.md#the-per-call-choice-auto); "
+     "`binomial`: Open MPI's non-blocking in-place all-reduce, the whole buffer up a binomial tree to rank 0 and "
+     "down one (ddpsim-real's; the analytic engine only; docs/cost-models.md#open-mpis-binomial-all-reduce)"},
     {"collective.model", T::kChoice, "", "ring, nccl", "`ring`",
      "how a collective is priced: alpha-beta ring formulas, or NCCL's own tuning model (its algorithm and "
      "protocol choice; docs/cost-models.md#nccls-tuning-model), which needs a `cluster` with `gpu`, the "
@@ -351,6 +353,9 @@ const std::vector<Key> kCalibrationOwn = {
     {"collective.latency_us", T::kNumber, "us", "0..1e12", "the scenario's", "alpha: latency of one ring step"},
     {"collective.bandwidth_GBps", T::kNumber, "GB/s (10^9 B/s)", "(0, 1e6]", "the scenario's", "link bandwidth"},
     {"collective.launch_overhead_us", T::kNumber, "us", "0..1e12", "the scenario's", "fixed cost per collective"},
+    {"collective.algorithm", T::kChoice, "", "ring, binomial", "`ring`",
+     "the all-reduce the latency and bandwidth were fitted as (`calibrate --algorithm`); must be the scenario's "
+     "binomial or not"},
     {"collective.bandwidth_scale", T::kNumber, "", "(0, 100]", "the scenario's",
      "NCCL's bandwidths times this (`--nccl-tests`; only for a scenario with `collective.model: nccl`)"},
     {"model", T::kMapping, "", "", "none", "measured compute times"},

@@ -11,8 +11,13 @@
 namespace ddpsim::validate {
 namespace {
 
-// Design row for the unknowns (launch_us, latency_us, us per byte).
-Eigen::RowVector3d design(const SweepPoint& p) {
+// Design row for the unknowns (launch_us, latency_us, us per byte): the
+// ring's 2(W-1) steps of bytes / W, or the binomial all-reduce's chain.
+Eigen::RowVector3d design(const SweepPoint& p, models::Algorithm algorithm) {
+  if (algorithm == models::Algorithm::kBinomial) {
+    const models::BinomialCounts n = models::binomial_all_reduce_counts(p.world_size);
+    return {1.0, static_cast<double>(n.latencies), n.transfers * p.bytes};
+  }
   const double steps = 2.0 * (p.world_size - 1);
   return {1.0, steps, steps / p.world_size * p.bytes};
 }
@@ -40,7 +45,7 @@ void summarise(const std::vector<SweepPoint>& points, CollectiveFit& fit, Predic
 
 }  // namespace
 
-CollectiveFit fit_collective(const std::vector<SweepPoint>& points) {
+CollectiveFit fit_collective(const std::vector<SweepPoint>& points, models::Algorithm algorithm) {
   std::set<int> worlds;
   for (const SweepPoint& p : points) {
     if (p.world_size < 1 || p.bytes < 0 || !(p.time_us > 0) || !std::isfinite(p.time_us)) {
@@ -81,7 +86,7 @@ CollectiveFit fit_collective(const std::vector<SweepPoint>& points) {
     Eigen::MatrixXd a(static_cast<Eigen::Index>(points.size()), static_cast<Eigen::Index>(columns.size()));
     Eigen::VectorXd b(static_cast<Eigen::Index>(points.size()));
     for (std::size_t i = 0; i < points.size(); ++i) {
-      const Eigen::RowVector3d row = design(points[i]) / points[i].time_us;
+      const Eigen::RowVector3d row = design(points[i], algorithm) / points[i].time_us;
       for (std::size_t j = 0; j < columns.size(); ++j) a(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = row(columns[j]);
       b(static_cast<Eigen::Index>(i)) = 1.0;
     }
@@ -103,7 +108,7 @@ CollectiveFit fit_collective(const std::vector<SweepPoint>& points) {
   fit.launch_overhead_us = x(0);
   fit.latency_us = x(1);
   fit.bandwidth_GBps = 1e-3 / x(2);  // us per byte -> bytes per ns
-  summarise(points, fit, [&](const SweepPoint& p) { return design(p).dot(x); });
+  summarise(points, fit, [&](const SweepPoint& p) { return design(p, algorithm).dot(x); });
   return fit;
 }
 

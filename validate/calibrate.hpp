@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "models/cluster.hpp"
+
 namespace ddpsim::validate {
 
 struct SweepPoint {
@@ -34,8 +36,10 @@ struct CollectiveFit {
 /// and latency separate only with two or more world sizes (W = 1 measures the
 /// launch overhead alone). A negative
 /// estimate is fixed at 0 and the rest refitted. Throws std::invalid_argument
-/// when the bandwidth cannot be fitted.
-CollectiveFit fit_collective(const std::vector<SweepPoint>& points);
+/// when the bandwidth cannot be fitted. With kBinomial the form is the
+/// binomial all-reduce's: launch + latencies x latency + transfers x bytes /
+/// bandwidth (models::binomial_all_reduce_counts); any other algorithm, the ring's.
+CollectiveFit fit_collective(const std::vector<SweepPoint>& points, models::Algorithm algorithm = models::Algorithm::kRing);
 
 /// The ranks' arrival skew at one world size: the mean over steps of the
 /// slowest rank's backward end minus the mean rank's.

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "models/cluster.hpp"
 #include "models/collective_cost.hpp"
 #include "sim/random.hpp"
 
@@ -38,6 +39,26 @@ TEST_CASE("the fit recovers the ring model's own parameters") {
   CHECK(fit.r_squared == doctest::Approx(1.0).epsilon(1e-9));
   CHECK(fit.max_relative_error < 1e-4);
   CHECK(fit.notes.empty());
+}
+
+TEST_CASE("the binomial fit recovers the analytic engine's binomial all-reduce, which the ring's form cannot") {
+  // Sweeps priced by the engine itself (a star of 6 us, 25 GB/s routes; launch 20 us) at W = 1, 2, 4, 8.
+  namespace m = ddpsim::models;
+  m::ClusterSpec star = m::single_switch(8, kNet);
+  m::AnalyticTimer timer(star, kNet.launch_overhead, m::Algorithm::kBinomial);
+  std::vector<SweepPoint> points;
+  for (int w : {1, 2, 4, 8}) {
+    for (std::int64_t bytes = 8; bytes <= (std::int64_t{256} << 20); bytes *= 4) {
+      points.push_back({w, static_cast<double>(bytes), timer.time({ddpsim::sim::CollectiveKind::kAllReduce, bytes}, w, {}).us()});
+    }
+  }
+  const auto fit = ddpsim::validate::fit_collective(points, m::Algorithm::kBinomial);
+  CHECK(fit.launch_overhead_us == doctest::Approx(20).epsilon(1e-4));
+  CHECK(fit.latency_us == doctest::Approx(6).epsilon(1e-4));
+  CHECK(fit.bandwidth_GBps == doctest::Approx(25).epsilon(1e-4));
+  CHECK(fit.max_relative_error < 1e-4);
+  // The ring's form cannot follow W = 8's nine transfers against W = 2's two.
+  CHECK(ddpsim::validate::fit_collective(points).max_relative_error > 0.1);
 }
 
 TEST_CASE("with 5% noise the parameters stay within a few percent, and the residuals say so") {
