@@ -376,6 +376,37 @@ std::vector<double> binomial_chains(int w, Message message) {
 
 }  // namespace
 
+std::vector<std::vector<std::pair<int, int>>> binomial_up_rounds(int world_size) {
+  std::vector<std::vector<std::pair<int, int>>> rounds;
+  for (int span = 1; span < world_size; span *= 2) {
+    std::vector<std::pair<int, int>>& round = rounds.emplace_back();
+    for (int v = 0; v + span < world_size; v += 2 * span) round.emplace_back(v + span, v);
+    if (span > world_size / 2) break;  // the next doubling would pass world_size (and could overflow)
+  }
+  return rounds;
+}
+
+std::vector<std::vector<std::pair<int, int>>> binomial_down_waves(int world_size) {
+  std::vector<std::vector<std::pair<int, int>>> waves;
+  std::vector<int> senders{0};
+  while (!senders.empty()) {
+    std::vector<std::pair<int, int>> wave;
+    std::vector<int> reached;
+    for (int v : senders) {
+      for (int span = 1; span < world_size; span *= 2) {
+        if (v < span && v + span < world_size) {
+          wave.emplace_back(v, v + span);
+          reached.push_back(v + span);
+        }
+        if (span > world_size / 2) break;
+      }
+    }
+    if (!wave.empty()) waves.push_back(std::move(wave));
+    senders = std::move(reached);
+  }
+  return waves;
+}
+
 BinomialCounts binomial_all_reduce_counts(int world_size) {
   if (world_size < 2) return {};
   // Latency 1 and bytes 1000 (a transfer's time 1 + 1000): the slowest chain is the one with most transfers,

@@ -79,7 +79,7 @@ ClusterSpec single_switch(int gpus, const NetworkParams& net);
 /// kBinomial: Open MPI's non-blocking in-place all-reduce (libnbc's
 /// allred_sched_diss): the whole buffer reduced up a binomial tree to rank 0,
 /// then sent down one, each rank sending to all its children at once
-/// (docs/cost-models.md#open-mpis-binomial-all-reduce); the analytic engine only.
+/// (docs/cost-models.md#open-mpis-binomial-all-reduce).
 enum class Algorithm : std::uint8_t { kRing, kHierarchical, kAuto, kBinomial };
 /// What a binomial all-reduce (kBinomial) over W ranks costs on links all
 /// alike, as multiples of one message's latency and of its bytes / bandwidth
@@ -89,6 +89,12 @@ struct BinomialCounts {
   int transfers = 0;
 };
 BinomialCounts binomial_all_reduce_counts(int world_size);
+/// The binomial all-reduce's transfers over ranks 0 .. world_size-1, as the
+/// SimGrid engine runs them: up, rounds of span 1, 2, 4, ... (v + span -> v
+/// for v a multiple of 2 span); down, waves: the root's sends to all its
+/// children, then every rank reached in the last wave to all of its own.
+std::vector<std::vector<std::pair<int, int>>> binomial_up_rounds(int world_size);
+std::vector<std::vector<std::pair<int, int>>> binomial_down_waves(int world_size);
 /// How a broadcast moves its buffer. NCCL pipelines it in chunks down a
 /// ring (one buffer's time, plus a latency a hop); gloo sends the whole
 /// buffer down a binomial tree (gloo/broadcast.cc): in round i each rank

@@ -412,6 +412,18 @@ class SimgridTimer final : public CollectiveTimer {
     return total;
   }
 
+  // Open MPI's binomial all-reduce (Algorithm::kBinomial): up the tree a
+  // round at a time, then down it a wave at a time, each wave's sends at
+  // once (a parent's to all its children sharing its links, and what else
+  // they cross). On links all alike the waves end as the analytic engine's
+  // chains do; where a node's messages share its NIC or uplink, later.
+  double binomial_all_reduce(int w, double n) {
+    double total = 0;
+    for (const std::vector<Pair>& round : models::binomial_up_rounds(w)) total += step(round, n);
+    for (const std::vector<Pair>& wave : models::binomial_down_waves(w)) total += step(wave, n);
+    return total;
+  }
+
   // Whether the transfers of one round of a chain share no link: every link
   // is full duplex (a GPU forwards to the next while it receives from the
   // one before, on the two directions of its link), and each node boundary,
@@ -426,6 +438,9 @@ class SimgridTimer final : public CollectiveTimer {
     switch (c.kind) {
       case sim::CollectiveKind::kAllReduce:
       case sim::CollectiveKind::kBarrier: {
+        if (algorithm_ == Algorithm::kBinomial && c.kind == sim::CollectiveKind::kAllReduce) {
+          return binomial_all_reduce(w, n);
+        }
         if (!runs_hierarchical(algorithm_, cluster_, w)) return ring_steps(c.kind, w, n, 2 * (w - 1));
         // Under kAuto both run; a ledger keeps the links of the faster.
         Ledger* const outer = ledger_;
@@ -542,6 +557,13 @@ SimgridStats run(const ClusterSpec& cluster, sim::Time launch_overhead, Algorith
     if (broadcast == models::Broadcast::kBinomialTree) {
       for (const std::vector<Pair>& round : models::binomial_tree_rounds(w)) {
         for (const Pair& p : round) platform.add_route(p.first, p.second);
+      }
+    }
+    if (algorithm == Algorithm::kBinomial) {
+      for (const auto& rounds : {models::binomial_up_rounds(w), models::binomial_down_waves(w)}) {
+        for (const std::vector<Pair>& round : rounds) {
+          for (const Pair& p : round) platform.add_route(p.first, p.second);
+        }
       }
     }
     if (runs_hierarchical(algorithm, cluster, w)) {

@@ -362,10 +362,6 @@ void read_network(const Section& top, Scenario& out) {
                   : algorithm == "hierarchical" ? models::Algorithm::kHierarchical
                   : algorithm == "auto"         ? models::Algorithm::kAuto
                                                 : models::Algorithm::kBinomial;
-  if (job.algorithm == models::Algorithm::kBinomial && out.engine != "analytic") {
-    coll.fail_value("algorithm", "expected ring, hierarchical or auto with engine simgrid: the binomial all-reduce "
-                                 "(Open MPI's) is priced by the analytic engine only");
-  }
   const bool gloo = coll.choice("backend", "nccl") == "gloo";
   job.backend = gloo ? models::Backend::kGloo : models::Backend::kNccl;
   // PyTorch's defaults: 10 minutes for NCCL process groups, 30 for gloo.

@@ -192,7 +192,7 @@ const std::vector<Key> kScenario = {
      "otherwise the ring); `auto`: per call the faster of a ring with a channel per NIC and the hierarchical "
      "all-reduce on shared NICs, as NCCL picks per call (docs/cost-models.md#the-per-call-choice-auto); "
      "`binomial`: Open MPI's non-blocking in-place all-reduce, the whole buffer up a binomial tree to rank 0 and "
-     "down one (ddpsim-real's; the analytic engine only; docs/cost-models.md#open-mpis-binomial-all-reduce)"},
+     "down one (ddpsim-real's; docs/cost-models.md#open-mpis-binomial-all-reduce)"},
     {"collective.model", T::kChoice, "", "ring, nccl", "`ring`",
      "how a collective is priced: alpha-beta ring formulas, or NCCL's own tuning model (its algorithm and "
      "protocol choice; docs/cost-models.md#nccls-tuning-model), which needs a `cluster` with `gpu`, the "

@@ -30,10 +30,14 @@ if [ -f build/validate/out/cpu_fsdp/validate.log ]; then
 fi
 for t in loop fsdp; do
   if [ -f "build/validate/out/cpu_${t}_network/validate.log" ]; then
-    echo "validate.cpu_${t}_network: the same with the W = 2 sweep and run on an emulated 1 Gbit/s network:"
+    echo "validate.cpu_${t}_network: the same with the W = 2 sweep and run on a switch of two 1 Gbit/s hosts:"
     cat "build/validate/out/cpu_${t}_network/validate.log"
   fi
 done
+if [ -f build/validate/out/mpi_cluster/validate.log ]; then
+  echo "validate.mpi_cluster: ddpsim-real on switches of 2 and 4 hosts at 100 Mbit/s, and 8 on 2 nodes x 4:"
+  cat build/validate/out/mpi_cluster/validate.log build/validate/out/mpi_cluster/two_level.log
+fi
 # The sanitizer and no-SimGrid builds leave out the tests labelled
 # "measurement" (oracle.torch_*, validate.cpu_*, network.emulated): they time real PyTorch and
 # MPI training jobs, which the first build has just done; what they call of
