@@ -2,6 +2,7 @@
 
 #include "models/collective_library.hpp"
 #include "netsim/simgrid_platform.hpp"
+#include "netsim/simgrid_routes.hpp"
 
 #include <simgrid/s4u.hpp>
 
@@ -23,42 +24,16 @@ using models::Hop;
 using models::runs_hierarchical;
 using models::SlowLink;
 
+using detail::channel_pairs;
+using detail::collective_routes;
 using detail::Pair;
+using detail::ring_of;
+using detail::ring_pairs;
 using detail::Platform;
 using detail::SlowedLinks;
 constexpr const char* kSimgridQuantity = "a collective's time on the SimGrid platform (cluster: bandwidths and latencies against the bytes it moves)";
 
 namespace {
-
-// Every transfer pattern a collective over W ranks uses: its routes must exist before the platform is sealed.
-std::vector<Pair> ring_pairs(int first, int count, int stride) {
-  std::vector<Pair> v;
-  for (int i = 0; i < count && count > 1; ++i) v.emplace_back(first + i * stride, first + ((i + 1) % count) * stride);
-  return v;
-}
-
-// The ring of a process group: each of its ranks to the next, the last to the first.
-std::vector<Pair> ring_of(const std::vector<int>& ranks) {
-  std::vector<Pair> v;
-  for (std::size_t k = 0; k < ranks.size() && ranks.size() > 1; ++k) v.emplace_back(ranks[k], ranks[(k + 1) % ranks.size()]);
-  return v;
-}
-
-// kAuto's channels over ranks 0 .. w-1 (models::ring_channels): channel j
-// visits each node's GPUs from j * G / channels on; every channel's pairs.
-std::vector<Pair> channel_pairs(const ClusterSpec& cluster, int w) {
-  const int g = cluster.gpus_per_node, k = models::ring_channels(cluster, w);
-  if (k == 1) return ring_pairs(0, w, 1);
-  std::vector<Pair> v;
-  for (int j = 0; j < k; ++j) {
-    std::vector<int> ranks;
-    for (int n = 0; n < w / g; ++n) {
-      for (int t = 0; t < g; ++t) ranks.push_back(n * g + (j * g / k + t) % g);
-    }
-    for (const Pair& p : ring_of(ranks)) v.push_back(p);
-  }
-  return v;
-}
 
 // Link statistics being gathered (SimgridTimer::link_loads): bytes and busy
 // seconds by link direction, each step's counted `scale` times (the steps
@@ -549,32 +524,7 @@ SimgridStats run(const ClusterSpec& cluster, sim::Time launch_overhead, Algorith
   if (max_w > cluster.gpus()) throw std::invalid_argument("world size larger than the cluster");
   Platform platform(cluster, max_w);
   for (int w : world_sizes) {
-    for (const Pair& p : ring_pairs(0, w, 1)) platform.add_route(p.first, p.second);
-    if (algorithm == Algorithm::kAuto) {
-      for (const Pair& p : channel_pairs(cluster, w)) platform.add_route(p.first, p.second);
-    }
-    for (int i = 0; i + 1 < w; ++i) platform.add_route(i + 1, i);  // a reduce's chain, towards rank 0
-    if (broadcast == models::Broadcast::kBinomialTree) {
-      for (const std::vector<Pair>& round : models::binomial_tree_rounds(w)) {
-        for (const Pair& p : round) platform.add_route(p.first, p.second);
-      }
-    }
-    if (algorithm == Algorithm::kBinomial) {
-      for (const auto& rounds : {models::binomial_up_rounds(w), models::binomial_down_waves(w)}) {
-        for (const std::vector<Pair>& round : rounds) {
-          for (const Pair& p : round) platform.add_route(p.first, p.second);
-        }
-      }
-    }
-    if (runs_hierarchical(algorithm, cluster, w)) {
-      const int g = cluster.gpus_per_node, nodes = w / g;
-      for (int k = 0; k < nodes; ++k) {
-        for (const Pair& p : ring_pairs(k * g, g, 1)) platform.add_route(p.first, p.second);
-      }
-      for (int i = 0; i < g; ++i) {
-        for (const Pair& p : ring_pairs(i, nodes, g)) platform.add_route(p.first, p.second);
-      }
-    }
+    for (const Pair& p : collective_routes(cluster, algorithm, broadcast, w)) platform.add_route(p.first, p.second);
   }
   for (const std::vector<int>& ranks : groups) {
     for (int r : ranks) {
