@@ -421,6 +421,10 @@ BinomialCounts binomial_all_reduce_counts(int world_size) {
 // rank's, slowed), up the tree and down it; the all-reduce ends when the
 // last rank holds the sum.
 sim::Time AnalyticTimer::binomial_all_reduce_time(const sim::Collective& c, int w, const std::vector<SlowLink>& slow) {
+  // Each call walks W log W messages: without slow links, kept by W and size.
+  if (slow.empty()) {
+    if (const auto kept = binomial_times_.find({w, c.bytes}); kept != binomial_times_.end()) return kept->second;
+  }
   const double bytes = static_cast<double>(c.bytes);
   const auto message = [&](int a, int b) {
     Hop h = route(cluster_, a, b);
@@ -429,7 +433,9 @@ sim::Time AnalyticTimer::binomial_all_reduce_time(const sim::Collective& c, int 
     return std::pair{static_cast<double>(h.latency.count_ns()), bytes / h.bandwidth_GBps};  // GB/s: bytes per ns
   };
   const std::vector<double> holds = binomial_chains(w, message);
-  return launch_ + sim::Time::from_ns(*std::max_element(holds.begin(), holds.end()));
+  const sim::Time t = launch_ + sim::Time::from_ns(*std::max_element(holds.begin(), holds.end()));
+  if (slow.empty()) binomial_times_.emplace(std::make_pair(w, c.bytes), t);
+  return t;
 }
 
 }  // namespace ddpsim::models

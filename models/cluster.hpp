@@ -213,6 +213,7 @@ class AnalyticTimer final : public CollectiveTimer {
   Broadcast broadcast_;
   std::map<int, std::vector<std::vector<Hop>>> tree_hops_;  ///< distinct hops of each binomial round over W ranks, by W
   std::map<std::pair<int, bool>, std::vector<Hop>> flat_hops_;  ///< distinct hops of the ring over W ranks, by W and channels
+  std::map<std::pair<int, std::int64_t>, sim::Time> binomial_times_;  ///< binomial all-reduces without slow links, by W and bytes
 };
 
 /// How the flows of several rings share a hop: `nic` scales the NIC's
