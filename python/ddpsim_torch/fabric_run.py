@@ -6,6 +6,7 @@ every host's link both ways and every uplink the ring crosses; the reading
 must come within 3 % of the slowest shaped link on the way (the best of up
 to three tries: a transfer starved of CPU reads low, none reads past the cap).
 """
+import atexit
 import json
 import os
 import shutil
@@ -229,6 +230,7 @@ def enter_for(args, ranks):
     layout = Layout(cluster, ranks, dict(args.slow_rank or []))
     ns, record, path = make(layout)
     _held.append(ns)
+    atexit.register(shutil.rmtree, os.path.dirname(path), True)  # the check's record, read by the ranks until then
     os.environ.update({
         "DDPSIM_NETWORK_CHECK": path, "GLOO_SOCKET_IFNAME": "eth0",
         "DDPSIM_HOST_NETNS": ",".join(ns.path(f"host{r}") for r in range(layout.ranks)),
@@ -256,3 +258,5 @@ def run(args, cluster):
         return launch(layout, ns, args.command, path, timeout_s=args.timeout, mpirun=args.mpirun)
     finally:
         ns.close()
+        if args.check_out is None:  # the record's own folder (make's), not the user's file
+            shutil.rmtree(os.path.dirname(path), ignore_errors=True)
