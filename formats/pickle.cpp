@@ -110,7 +110,10 @@ class Unpickler {
     if (!d.is_object() || items.size() % 2 != 0) fail(at, "SETITEMS on something other than a dict");
     for (std::size_t i = 0; i < items.size(); i += 2) {
       const Json& k = items[i];
-      d[k.is_string() ? k.get<std::string>() : k.dump()] = std::move(items[i + 1]);
+      // A key that is not a string is named by its JSON; bytes that are not UTF-8 (a pickle's strings may
+      // hold any) are replaced there, not thrown on.
+      d[k.is_string() ? k.get<std::string>() : k.dump(-1, ' ', false, Json::error_handler_t::replace)] =
+          std::move(items[i + 1]);
     }
   }
 
