@@ -6,14 +6,23 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <stdexcept>
 
 #include "advise/reasons.hpp"
 #include "models/restart.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/runner.hpp"
 #include "scenarios/variant.hpp"
+#include "scenarios/wire.hpp"
 
 namespace ddpsim::advise {
+
+// A configuration and its prediction on the wire of split runs (scenarios/wire.hpp), field by field.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Configuration, program, bucket_cap_mb, comm_hook, accumulation, world_size,
+                                   checkpointing, checkpoint_interval_min)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Evaluated, config, global_batch, step_ms, samples_per_s, efficiency, exposed_comm_ms,
+                                   peak_bytes, model_state_bytes, goodput, fits, outcome, objective)
+
 namespace {
 
 using scenarios::InputError;
@@ -258,54 +267,21 @@ void run_variant(scenarios::Scenario s, const Variant& v, int accumulation, std:
   for (const scenarios::SweepRow& row : r.rows) out.push_back(evaluate_row(s, row, c, o.objective));
 }
 
-// A process's results for the others, exactly: doubles as JSON writes them
-// (shortest round-trip form), each tagged with its sweep's index.
-nlohmann::json to_wire(const Evaluated& e, std::size_t unit) {
-  const Configuration& c = e.config;
-  nlohmann::json j{{"u", unit},         {"p", c.program},  {"cap", c.bucket_cap_mb}, {"h", c.comm_hook}, {"a", c.accumulation},
-                   {"w", c.world_size}, {"ac", c.checkpointing}, {"gb", e.global_batch}, {"sps", e.samples_per_s},
-                   {"eff", e.efficiency}, {"exp", e.exposed_comm_ms}, {"peak", e.peak_bytes},
-                   {"states", e.model_state_bytes}, {"fits", e.fits}, {"out", e.outcome}, {"obj", e.objective}};
-  if (c.checkpoint_interval_min) j["ckpt"] = *c.checkpoint_interval_min;
-  if (e.step_ms) j["step"] = *e.step_ms;
-  if (e.goodput) j["good"] = *e.goodput;
-  return j;
-}
-
-Evaluated from_wire(const nlohmann::json& j) {
-  Evaluated e;
-  Configuration& c = e.config;
-  c.program = j.at("p").get<std::string>();
-  c.bucket_cap_mb = j.at("cap").get<double>();
-  c.comm_hook = j.at("h").get<std::string>();
-  c.accumulation = j.at("a").get<int>();
-  c.world_size = j.at("w").get<int>();
-  c.checkpointing = j.at("ac").get<bool>();
-  if (j.contains("ckpt")) c.checkpoint_interval_min = j["ckpt"].get<double>();
-  e.global_batch = j.at("gb").get<std::int64_t>();
-  if (j.contains("step")) e.step_ms = j["step"].get<double>();
-  if (j.contains("good")) e.goodput = j["good"].get<double>();
-  e.samples_per_s = j.at("sps").get<double>();
-  e.efficiency = j.at("eff").get<double>();
-  e.exposed_comm_ms = j.at("exp").get<double>();
-  e.peak_bytes = j.at("peak").get<std::int64_t>();
-  e.model_state_bytes = j.at("states").get<std::int64_t>();
-  e.fits = j.at("fits").get<bool>();
-  e.outcome = j.at("out").get<std::string>();
-  e.objective = j.at("obj").get<double>();
-  return e;
-}
-
 // Every process's results on the first, in sweep order: what one process
 // would have found, in the order it would have found them.
 std::vector<Evaluated> gather_results(const Partition& p, const std::vector<std::pair<std::size_t, Evaluated>>& mine) {
   nlohmann::json list = nlohmann::json::array();
-  for (const auto& [unit, e] : mine) list.push_back(to_wire(e, unit));
-  const std::vector<std::string> parts = p.gather(list.dump());
+  for (const auto& [unit, e] : mine) list.push_back({{"unit", unit}, {"evaluated", e}});
+  const std::vector<std::string> parts = p.gather(scenarios::to_wire(list));
   std::vector<std::pair<std::size_t, Evaluated>> all;
   if (p.index != 0) return {};
   for (const std::string& part : parts) {
-    for (const nlohmann::json& j : nlohmann::json::parse(part)) all.emplace_back(j.at("u").get<std::size_t>(), from_wire(j));
+    const nlohmann::json units = scenarios::from_wire(part, "a process's configurations");
+    try {
+      for (const nlohmann::json& j : units) all.emplace_back(j.at("unit").get<std::size_t>(), j.at("evaluated").get<Evaluated>());
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(std::string("a process's configurations could not be read: ") + e.what());
+    }
   }
   std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Evaluated> out;

@@ -3,31 +3,11 @@
 #include <optional>
 #include <stdexcept>
 
-#include <nlohmann/json.hpp>
+#include "scenarios/wire.hpp"
 
 // Every struct a RunResult holds, field by field (nlohmann's macros, in the
-// types' namespaces so they are found); CBOR keeps doubles as IEEE-754
-// doubles, NaN and infinities included.
+// types' namespaces so they are found), on the wire of split runs (wire.hpp).
 
-namespace nlohmann {
-template <typename T>
-struct adl_serializer<std::optional<T>> {
-  static void to_json(json& j, const std::optional<T>& v) {
-    if (v) {
-      j = *v;
-    } else {
-      j = nullptr;
-    }
-  }
-  static void from_json(const json& j, std::optional<T>& v) {
-    if (j.is_null()) {
-      v.reset();
-    } else {
-      v = j.get<T>();
-    }
-  }
-};
-}  // namespace nlohmann
 
 namespace ddpsim::sim {
 inline void to_json(nlohmann::json& j, Time t) { j = t.count_ns(); }
@@ -63,15 +43,13 @@ namespace ddpsim::scenarios {
 std::string encode_share(const ProcessShare& share) {
   nlohmann::json runs = nlohmann::json::array();
   for (const auto& [task, run] : share.runs) runs.push_back({{"task", task}, {"run", run}});
-  nlohmann::json j{{"runs", std::move(runs)}, {"recorded", share.recorded}, {"simgrid", share.simgrid}, {"error", share.error}};
-  const std::vector<std::uint8_t> bytes = nlohmann::json::to_cbor(j);
-  return {bytes.begin(), bytes.end()};
+  return to_wire({{"runs", std::move(runs)}, {"recorded", share.recorded}, {"simgrid", share.simgrid}, {"error", share.error}});
 }
 
 ProcessShare decode_share(const std::string& bytes) {
   ProcessShare out;
+  const nlohmann::json j = from_wire(bytes, "a process's runs");
   try {
-    const nlohmann::json j = nlohmann::json::from_cbor(bytes);
     for (const nlohmann::json& r : j.at("runs")) {
       out.runs.emplace_back(r.at("task").get<std::size_t>(), r.at("run").get<models::RunResult>());
     }
