@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+
 #include <charconv>
 #include <iostream>
 
@@ -14,6 +16,7 @@
 #include "cli/mpi_session.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/subcommands.hpp"
+#include "cli/verb.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/scenario.hpp"
 
@@ -68,6 +71,34 @@ int advise(const AdviseCliOptions& o, const MpiSession& mpi) {
   if (!o.plot.empty()) write_file(o.plot, advise::to_svg(a));
   if (!o.html.empty()) write_file(o.html, advise::to_html(a, report::load_chart_assets()));
   return a.ranked.empty() ? kExitDoesNotFit : kExitOk;
+}
+
+Verb add_advise(CLI::App& app) {
+  auto o = std::make_shared<AdviseCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "advise", "Search the configurations a scenario leaves open and recommend one (docs/advise.md)");
+  cmd->add_option("scenario", o->scenario, "Scenario YAML file")->required();
+  cmd->add_option("--objective", o->objective, "step, throughput (the default), gpu_hours or goodput");
+  cmd->add_option("--world-size", o->world_sizes, "World sizes to try, comma-separated (default: the scenario's)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--global-batch", o->global_batch,
+                  "MIN:MAX: try gradient accumulations (powers of two) that keep the global batch in this range");
+  cmd->add_option("--programs", o->programs,
+                  "Programs to try, comma-separated: DDP, FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD, "
+                  "_HYBRID_SHARD_ZERO2 (default: every one that applies)")
+      ->delimiter(',');
+  cmd->add_option("--json", o->json, "Write every configuration and the recommendation as JSON to this file");
+  cmd->add_option("--plot", o->plot, "Write step time against peak memory per GPU as an SVG to this file");
+  cmd->add_option("--html", o->html,
+                  "Write the ranking and every configuration's objective against memory "
+                  "as one self-contained HTML page");
+  cmd->add_option("--top", o->top, "Configurations printed (default 20; --json has all)")
+      ->check(CLI::Range(1, 1 << 20));
+  add_budget(cmd, o->budget);
+  cmd->add_option("--threads", o->threads, "Simulations at once (default 1); the advice is the same at any count")
+      ->check(CLI::Range(1, 1024));
+  return {cmd, [o](const MpiSession& mpi) { return advise(*o, mpi); }, true};
 }
 
 }  // namespace ddpsim::cli

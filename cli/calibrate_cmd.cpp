@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -13,6 +15,8 @@
 #include "cli/cli_io.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/subcommands.hpp"
+#include "cli/mpi_session.hpp"
+#include "cli/verb.hpp"
 #include "formats/measured_run.hpp"
 #include "formats/overlap_file.hpp"
 #include "scenarios/calibration_file.hpp"
@@ -378,6 +382,55 @@ int calibrate(const CalibrateOptions& o) {
   const std::string yaml = ddpsim::scenarios::to_yaml(calibration);
   fmt::print("{}", yaml);
   return write_calibration(o, yaml);
+}
+
+Verb add_calibrate(CLI::App& app) {
+  auto o = std::make_shared<CalibrateOptions>();
+  CLI::App* cmd = app.add_subcommand("calibrate", "Fit the collective model to measured all-reduce sweeps");
+  cmd->add_option(
+         "--measured", o->measured,
+         "ddpsim-real JSON: allreduce-sweep files (one per world size) and/or one 1-rank train run (PREFIX.rank0.json)")
+      ->expected(1, -1);
+  CLI::Option* calibration_out_opt =
+      cmd->add_option("--out", o->out, "Write the calibration (YAML; a scenario's calibration: key reads it)");
+  cmd->add_option("--warmup", o->warmup, "Training steps left out of the means (default 2)")
+      ->check(CLI::Range(0, 1000000));
+  cmd->add_option("--scenario", o->scenario,
+                  "Fit contention.compute_slowdown: this scenario, calibrated with the rest of the fit, "
+                  "predicting each multi-rank run among --measured and each --measured-step");
+  cmd->add_option("--measured-step", o->measured_steps,
+                  "W=MS: a step time measured at W ranks elsewhere (a published table, a job's logs), "
+                  "for the contention fit; repeatable")
+      ->expected(1, -1)
+      ->needs("--scenario");
+  cmd->add_option("--nccl-tests", o->nccl_tests,
+                  "nccl-tests all_reduce_perf output: fit the scenario's NCCL model (collective.model nccl) "
+                  "to it, its floor (collective.launch_overhead_us) and collective.bandwidth_scale")
+      ->expected(1, -1)
+      ->needs("--scenario");
+  cmd->add_option("--overlap", o->overlap,
+                  "python3 -m ddpsim_torch overlap's JSON: the contention section (compute_slowdown and "
+                  "comm_slowdown) as measured there, in place of a fit to step times");
+  CLI::Option* check_scenario =
+      cmd->add_option("--check-scenario", o->check_scenario,
+                      "Accept the calibration only if this scenario, calibrated with it, predicts the "
+                      "--check-measured runs; else keep the last known-good --out");
+  CLI::Option* check_measured =
+      cmd->add_option("--check-measured", o->check_measured, "ddpsim-real train --json prefixes the fit does not use")
+          ->expected(1, -1);
+  check_scenario->needs(check_measured);
+  check_measured->needs(check_scenario)->needs(calibration_out_opt);
+  cmd->add_option("--max-error-pct", o->max_error_pct, "The check's threshold (default: validation.max_error_pct)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--algorithm", o->algorithm,
+                  "The all-reduce the sweeps are fitted as: ring (default) or binomial (Open MPI's "
+                  "non-blocking in-place all-reduce, ddpsim-real's; for a scenario with collective.algorithm "
+                  "binomial)")
+      ->check(CLI::IsMember({"ring", "binomial"}));
+  return {cmd, [o](const MpiSession& mpi) {
+            (void)mpi;
+            return calibrate(*o);
+          }};
 }
 
 }  // namespace ddpsim::cli

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -11,6 +13,8 @@
 
 #include "cli/cli_io.hpp"
 #include "cli/subcommands.hpp"
+#include "cli/mpi_session.hpp"
+#include "cli/verb.hpp"
 #include "models/ddp_job.hpp"
 #include "models/nccl_model.hpp"
 #include "scenarios/input_error.hpp"
@@ -131,6 +135,38 @@ int collectives(const CollectivesOptions& o) {
   if (tuning) json["tuning"] = std::move(*tuning);
   if (!o.json.empty()) write_file(o.json, json.dump(2) + "\n");
   return 0;
+}
+
+Verb add_collectives(CLI::App& app) {
+  auto o = std::make_shared<CollectivesOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "collectives",
+      "Print the collective times a scenario predicts, in nccl-tests' columns (and beside a measured table)");
+  cmd->add_option("scenario", o->scenario, "Scenario YAML file")->required();
+  cmd->add_option("--op", o->op, "all_reduce (default), all_gather, reduce_scatter, broadcast, reduce or all_to_all");
+  cmd->add_option("--sizes", o->sizes, "MIN:MAX bytes, every power of two between (default 8:16G; K, M, G = 1,024^n)");
+  cmd->add_option("--world-size", o->world_size, "Ranks (default: the measured table's, else the scenario's largest)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--measured", o->measured,
+                  "nccl-tests output to compare with, size by size (its sizes replace --sizes)");
+  cmd->add_option("--json", o->json, "Write the table as JSON to this file");
+  cmd->add_option("--groups", o->groups,
+                  "G process groups run the collective at once, each a ring, on the SimGrid engine: "
+                  "each size alone and together (ring model; all_reduce, all_gather, reduce_scatter)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--layout", o->layout,
+                  "--groups' ranks: strided (group i = i, i+G, ...: replicas across nodes, the default) or "
+                  "blocked (group i = the i-th W/G consecutive ranks: shards inside a node)");
+  cmd->add_option("--stagger-us", o->stagger_us,
+                  "With --groups: also run them staggered, group i starting i x this many us after group 0, "
+                  "each collective repriced for the groups in flight at every start and end");
+  cmd->add_flag("--tuning", o->tuning,
+                "Also print NCCL's latency and bandwidth per algorithm and protocol (collective.model: nccl), "
+                "as NCCL_DEBUG_SUBSYS=TUNING logs them");
+  return {cmd, [o](const MpiSession& mpi) {
+            (void)mpi;
+            return o->groups > 0 ? collectives_together(*o) : collectives(*o);
+          }};
 }
 
 }  // namespace ddpsim::cli

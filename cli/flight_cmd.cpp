@@ -3,11 +3,15 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
 
 #include "cli/subcommands.hpp"
+#include "cli/mpi_session.hpp"
+#include "cli/verb.hpp"
 #include "formats/flight_recorder.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/runner.hpp"
@@ -78,6 +82,18 @@ int explain(const std::string& dir) {
     validate::write_explanation(std::cout, validate::explain(dumps));
   }
   return 0;
+}
+
+Verb add_explain(CLI::App& app) {
+  auto o = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand(
+      "explain",
+      "Explain a hang from flight-recorder dumps (PyTorch 2.5+'s JSON form, or ddpsim run --flight-recorder)");
+  cmd->add_option("dir", *o, "Folder of dumps, one a rank, named PREFIX<rank>")->required();
+  return {cmd, [o](const MpiSession& mpi) {
+            (void)mpi;
+            return explain(*o);
+          }};
 }
 
 }  // namespace ddpsim::cli

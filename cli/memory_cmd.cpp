@@ -3,12 +3,16 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_io.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/subcommands.hpp"
+#include "cli/mpi_session.hpp"
+#include "cli/verb.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/memory_plan.hpp"
 #include "scenarios/scenario.hpp"
@@ -62,6 +66,20 @@ int memory(const MemoryOptions& o) {
     return r["fits"].template get<bool>();
   });
   return all_fit ? kExitOk : kExitDoesNotFit;
+}
+
+Verb add_memory(CLI::App& app) {
+  auto o = std::make_shared<MemoryOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "memory", "Print memory per rank at each world size: model states, unsharded units, activations, the peak");
+  cmd->add_option("scenario", o->scenario, "Scenario YAML file")->required();
+  cmd->add_option("--world-size", o->world_size, "One world size instead of the scenario's")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--json", o->json, "Write the rows as JSON to this file");
+  return {cmd, [o](const MpiSession& mpi) {
+            (void)mpi;
+            return memory(*o);
+          }};
 }
 
 }  // namespace ddpsim::cli
