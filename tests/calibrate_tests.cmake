@@ -39,3 +39,14 @@ ddpsim_cli_test(calibrate_measured_step_too_large 2 "key 'cluster': value '1 x 8
                 calibrate --scenario ${PROJECT_SOURCE_DIR}/scenarios/resnet50_node8.yaml --measured-step 16=104)
 ddpsim_cli_test(calibrate_nothing 2 "key '--measured': expected ddpsim-real JSON files \\(--measured\\), step times"
                 calibrate --scenario ${r50})
+# Open MPI's binomial all-reduce (docs/cost-models.md#open-mpis-binomial-all-reduce) fitted to ddpsim-real's
+# sweeps at W = 1, 2, 4 and 8 on switches of 100 Mbit/s hosts (validate/mpi_cluster_test.sh, 2026-12-07):
+# 98.8 Mbit/s of payload, the link's rate; the ring's form cannot follow W = 2 and 8 at once (median 79 %).
+set(mpi_sweeps ${CMAKE_CURRENT_SOURCE_DIR}/measured/mpi_100mbit_sweep_w1.json ${CMAKE_CURRENT_SOURCE_DIR}/measured/mpi_100mbit_sweep_w2.json
+               ${CMAKE_CURRENT_SOURCE_DIR}/measured/mpi_100mbit_sweep_w4.json ${CMAKE_CURRENT_SOURCE_DIR}/measured/mpi_100mbit_sweep_w8.json)
+ddpsim_cli_test(calibrate_binomial 0 "the binomial all-reduce's chain.*\ncollective:\n  algorithm: binomial\n  latency_us: 0\n  bandwidth_GBps: 0.01234"
+                calibrate --algorithm binomial --measured ${mpi_sweeps})
+ddpsim_cli_test(calibrate_binomial_as_ring 0 "relative error median 7[0-9].[0-9]+ %.*\ncollective:\n  latency_us: [0-9.]+\n  bandwidth_GBps: 0.00597"
+                calibrate --measured ${mpi_sweeps})
+ddpsim_cli_test(calibrate_algorithm_bad 2 "--algorithm: tree not in \\{ring,binomial\\}"
+                calibrate --algorithm tree --measured ${mpi_sweeps})
