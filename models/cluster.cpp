@@ -337,41 +337,15 @@ sim::Time AnalyticTimer::ring_time(const sim::Collective& c, int w, const std::v
 
 namespace {
 
-// The binomial all-reduce's chains (libnbc's allred_sched_diss, rank 0 the
-// root): when each rank holds the sum, given message(a, b) = {latency,
-// bytes / bandwidth} of a message from a to b, in ns. Up: in the round of
-// span s, rank v (a multiple of 2s) receives v + s's partial sum once both
-// are ready. Down: rank v sends to v + s for every s above v (rank 0: every
-// s) at once, so its children share its link: each holds the sum after the
-// longest latency and all of their transfers.
-template <typename Message>
-std::vector<double> binomial_chains(int w, Message message) {
-  std::vector<double> ready(static_cast<std::size_t>(w), 0.0);
+// The ranks a rank sends the sum to going down the binomial tree (libnbc's
+// allred_sched_diss, rank 0 the root): v + span for every span above v.
+std::vector<int> binomial_children(int v, int w) {
+  std::vector<int> children;
   for (int span = 1; span < w; span *= 2) {
-    for (int v = 0; v + span < w; v += 2 * span) {
-      const auto [latency, transfer] = message(v + span, v);
-      double& at = ready[static_cast<std::size_t>(v)];
-      at = std::max(at, ready[static_cast<std::size_t>(v + span)]) + latency + transfer;
-    }
+    if (v < span && v + span < w) children.push_back(v + span);
     if (span > w / 2) break;  // the next doubling would pass w (and could overflow)
   }
-  std::vector<double> holds(static_cast<std::size_t>(w), 0.0);
-  holds[0] = ready[0];
-  for (int v = 0; v < w; ++v) {
-    double latency = 0, transfers = 0;
-    std::vector<int> children;
-    for (int span = 1; span < w; span *= 2) {
-      if (v < span && v + span < w) {
-        children.push_back(v + span);
-        const auto [lat, transfer] = message(v, v + span);
-        latency = std::max(latency, lat);
-        transfers += transfer;
-      }
-      if (span > w / 2) break;
-    }
-    for (int u : children) holds[static_cast<std::size_t>(u)] = holds[static_cast<std::size_t>(v)] + latency + transfers;
-  }
-  return holds;
+  return children;
 }
 
 }  // namespace
@@ -393,12 +367,9 @@ std::vector<std::vector<std::pair<int, int>>> binomial_down_waves(int world_size
     std::vector<std::pair<int, int>> wave;
     std::vector<int> reached;
     for (int v : senders) {
-      for (int span = 1; span < world_size; span *= 2) {
-        if (v < span && v + span < world_size) {
-          wave.emplace_back(v, v + span);
-          reached.push_back(v + span);
-        }
-        if (span > world_size / 2) break;
+      for (int u : binomial_children(v, world_size)) {
+        wave.emplace_back(v, u);
+        reached.push_back(u);
       }
     }
     if (!wave.empty()) waves.push_back(std::move(wave));
@@ -406,6 +377,41 @@ std::vector<std::vector<std::pair<int, int>>> binomial_down_waves(int world_size
   }
   return waves;
 }
+
+namespace {
+
+// The binomial all-reduce's chains: when each rank holds the sum, given
+// message(a, b) = {latency, bytes / bandwidth} of a message from a to b, in
+// ns. Up (binomial_up_rounds): a rank adds a partial sum once both it and
+// the sender are ready. Down (binomial_children): a rank sends to all its
+// children at once, so they share its link: each holds the sum after the
+// longest latency and all of their transfers.
+template <typename Message>
+std::vector<double> binomial_chains(int w, Message message) {
+  std::vector<double> ready(static_cast<std::size_t>(w), 0.0);
+  for (const std::vector<std::pair<int, int>>& round : binomial_up_rounds(w)) {
+    for (const auto& [from, to] : round) {
+      const auto [latency, transfer] = message(from, to);
+      double& at = ready[static_cast<std::size_t>(to)];
+      at = std::max(at, ready[static_cast<std::size_t>(from)]) + latency + transfer;
+    }
+  }
+  std::vector<double> holds(static_cast<std::size_t>(w), 0.0);
+  holds[0] = ready[0];
+  for (int v = 0; v < w; ++v) {  // a child's number is above its parent's
+    const std::vector<int> children = binomial_children(v, w);
+    double latency = 0, transfers = 0;
+    for (int u : children) {
+      const auto [lat, transfer] = message(v, u);
+      latency = std::max(latency, lat);
+      transfers += transfer;
+    }
+    for (int u : children) holds[static_cast<std::size_t>(u)] = holds[static_cast<std::size_t>(v)] + latency + transfers;
+  }
+  return holds;
+}
+
+}  // namespace
 
 BinomialCounts binomial_all_reduce_counts(int world_size) {
   if (world_size < 2) return {};

@@ -1,4 +1,4 @@
-"""Open MPI's mpirun on an emulated cluster of hosts (docs/emulated-network.md, "MPI on the cluster").
+"""Open MPI's mpirun on an emulated cluster of hosts (docs/emulated-network.md, "MPI on the cluster of hosts").
 
 mpirun runs in host 0's namespace and starts one Open MPI daemon (orted) a
 host through an rsh agent this module writes: where ssh would log into host N,
