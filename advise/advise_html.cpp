@@ -4,7 +4,7 @@
 
 #include "advise/advise_report.hpp"
 
-namespace ddpsim::advise {
+namespace ddpsim::advisor {
 namespace {
 
 using nlohmann::ordered_json;
@@ -83,4 +83,4 @@ std::string to_html(const Advice& advice, const report::ChartAssets& assets) {
   return page.render(assets);
 }
 
-}  // namespace ddpsim::advise
+}  // namespace ddpsim::advisor

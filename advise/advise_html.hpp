@@ -9,8 +9,8 @@
 #include "advise/advisor.hpp"
 #include "report/html_page.hpp"
 
-namespace ddpsim::advise {
+namespace ddpsim::advisor {
 
 std::string to_html(const Advice& advice, const report::ChartAssets& assets);
 
-}  // namespace ddpsim::advise
+}  // namespace ddpsim::advisor

@@ -6,7 +6,7 @@
 #include "advise/reasons.hpp"
 #include "present/plot.hpp"
 
-namespace ddpsim::advise {
+namespace ddpsim::advisor {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
@@ -119,4 +119,4 @@ std::string to_svg(const Advice& a) {
                                   points, a.device_bytes ? std::optional<double>(gib(*a.device_bytes)) : std::nullopt);
 }
 
-}  // namespace ddpsim::advise
+}  // namespace ddpsim::advisor

@@ -9,7 +9,7 @@
 
 #include "advise/advisor.hpp"
 
-namespace ddpsim::advise {
+namespace ddpsim::advisor {
 
 /// The search, the `top` best configurations, what does not fit, and the recommendation.
 void write_text(std::ostream& out, const Advice& advice, int top);
@@ -18,4 +18,4 @@ nlohmann::ordered_json to_json(const Advice& advice);
 /// Step time against peak memory per GPU, the device's memory as a line, the winner marked.
 std::string to_svg(const Advice& advice);
 
-}  // namespace ddpsim::advise
+}  // namespace ddpsim::advisor

@@ -15,7 +15,7 @@
 #include "scenarios/variant.hpp"
 #include "scenarios/wire.hpp"
 
-namespace ddpsim::advise {
+namespace ddpsim::advisor {
 
 // A configuration and its prediction on the wire of split runs (scenarios/wire.hpp), field by field.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Configuration, program, bucket_cap_mb, comm_hook, accumulation, world_size,
@@ -448,7 +448,10 @@ void order_near_tie(Advice& a) {
 }
 
 Advice advise(const std::string& scenario_path, const AdviseOptions& o) {
-  const std::string text = scenarios::read_scenario_text(scenario_path);
+  return advise_text(scenarios::read_scenario_text(scenario_path), scenario_path, o);
+}
+
+Advice advise_text(const std::string& text, const std::string& scenario_path, const AdviseOptions& o) {
   const scenarios::Scenario base = scenarios::parse_scenario(text, scenario_path);
   if (o.objective == Objective::kGoodput && !(base.resilience.failures && base.resilience.checkpoint)) {
     throw InputError({scenario_path, 0, 0}, "--objective", "goodput",
@@ -517,4 +520,4 @@ Advice advise(const std::string& scenario_path, const AdviseOptions& o) {
   return advice;
 }
 
-}  // namespace ddpsim::advise
+}  // namespace ddpsim::advisor

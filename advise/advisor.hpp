@@ -20,7 +20,7 @@
 #include "scenarios/partition.hpp"
 #include "scenarios/scenario.hpp"
 
-namespace ddpsim::advise {
+namespace ddpsim::advisor {
 
 /// What the ranking minimises or maximises.
 enum class Objective : std::uint8_t {
@@ -104,6 +104,8 @@ struct Advice {
 /// objective without a failures section, a global batch range no
 /// configuration reaches).
 Advice advise(const std::string& scenario_path, const AdviseOptions& options);
+/// advise on a scenario's text; `source` names it and anchors its relative paths.
+Advice advise_text(const std::string& text, const std::string& source, const AdviseOptions& options);
 
 /// Higher is better for this objective.
 bool higher_is_better(Objective o);
@@ -127,4 +129,4 @@ std::array<int, 3> change_cost(const Configuration& c, const Configuration& scen
 /// one with the smaller change_cost. advice.near_tie says why.
 void order_near_tie(Advice& a);
 
-}  // namespace ddpsim::advise
+}  // namespace ddpsim::advisor

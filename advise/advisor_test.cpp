@@ -10,9 +10,9 @@
 #include "scenarios/input_error.hpp"
 
 using namespace ddpsim;
-using advise::AdviseOptions;
-using advise::Configuration;
-using advise::Evaluated;
+using advisor::AdviseOptions;
+using advisor::Configuration;
+using advisor::Evaluated;
 
 namespace {
 
@@ -25,7 +25,7 @@ bool mentions(const std::vector<std::string>& reasons, const std::string& what) 
 }  // namespace
 
 TEST_CASE("a model too big for DDP's memory goes to FSDP, and the advice says by how much DDP is over") {
-  const advise::Advice a = advise::advise(fixture("too_big_for_ddp.yaml"), {});
+  const advisor::Advice a = advisor::advise(fixture("too_big_for_ddp.yaml"), {});
   REQUIRE_FALSE(a.ranked.empty());
   CHECK(a.ranked.front().config.fsdp());
   for (const Evaluated& e : a.ranked) CHECK(e.config.fsdp());  // no DDP configuration fits
@@ -39,7 +39,7 @@ TEST_CASE("a model too big for DDP's memory goes to FSDP, and the advice says by
 }
 
 TEST_CASE("a small model on a fast network stays on DDP") {
-  const advise::Advice a = advise::advise(fixture("small_model_fast_network.yaml"), {});
+  const advisor::Advice a = advisor::advise(fixture("small_model_fast_network.yaml"), {});
   REQUIRE_FALSE(a.ranked.empty());
   CHECK(a.ranked.front().config.program == "DDP");
   CHECK(a.dropped.empty());
@@ -48,7 +48,7 @@ TEST_CASE("a small model on a fast network stays on DDP") {
 
 TEST_CASE("a near tie keeps the scenario's settings, and says so") {
   // BERT-base on one NVSwitch node: cap 1 is 0.0 % faster than the scenario's 25.
-  const advise::Advice a = advise::advise(fixture("bert_one_node.yaml"), {});
+  const advisor::Advice a = advisor::advise(fixture("bert_one_node.yaml"), {});
   REQUIRE_FALSE(a.ranked.empty());
   const Configuration& c = a.ranked.front().config;
   CHECK(c.program == "DDP");
@@ -62,7 +62,7 @@ TEST_CASE("a near tie keeps the scenario's settings, and says so") {
 
 TEST_CASE("within a near tie: the scenario's settings, then PyTorch's defaults, then the simpler program") {
   const Configuration scenario{"DDP", 5, "allreduce", 1, 8, false, std::nullopt};
-  const auto cost = [&](Configuration c) { return advise::change_cost(c, scenario); };
+  const auto cost = [&](Configuration c) { return advisor::change_cost(c, scenario); };
   const Configuration same = scenario;
   Configuration cap25 = scenario, hooked = scenario, fsdp = scenario, cap50 = scenario;
   cap25.bucket_cap_mb = 25;
@@ -81,11 +81,11 @@ TEST_CASE("within a near tie: the scenario's settings, then PyTorch's defaults, 
 TEST_CASE("a slower configuration is never put first unless it keeps the user's own settings") {
   // The case that was wrong: FULL_SHARD (one change, the program) at 2,826.6 samples/s ranked above
   // two DDP rows at 2,832.8 (a bucket cap and a hook: two changes).
-  advise::Advice a;
-  a.objective = advise::Objective::kThroughput;
+  advisor::Advice a;
+  a.objective = advisor::Objective::kThroughput;
   a.scenario_config = Configuration{"DDP", 25, "allreduce", 1, 8, false, std::nullopt};
   const auto row = [](Configuration c, double samples) {
-    advise::Evaluated e;
+    advisor::Evaluated e;
     e.config = std::move(c);
     e.objective = samples;
     e.step_ms = 1;
@@ -94,29 +94,29 @@ TEST_CASE("a slower configuration is never put first unless it keeps the user's 
   a.ranked = {row({"DDP", 50, "fp16_compress", 1, 8, false, std::nullopt}, 2832.8),
               row({"DDP", 1, "fp16_compress", 1, 8, false, std::nullopt}, 2832.8),
               row({"FULL_SHARD", 25, "allreduce", 1, 8, false, std::nullopt}, 2826.6)};
-  advise::order_near_tie(a);
+  advisor::order_near_tie(a);
   CHECK(a.ranked.front().config.program == "DDP");
   CHECK(a.ranked.front().config.bucket_cap_mb == 50);
   CHECK(a.near_tie.empty());
   // The user's own configuration, 0.2 % slower, goes first and says why.
   a.ranked.push_back(row(a.scenario_config, 2827.0));
   std::stable_sort(a.ranked.begin(), a.ranked.end(), [](const auto& x, const auto& y) { return x.objective > y.objective; });
-  advise::order_near_tie(a);
+  advisor::order_near_tie(a);
   CHECK(a.ranked.front().config.program == "DDP");
   CHECK(a.ranked.front().config.comm_hook == "allreduce");
   CHECK(a.near_tie.find("it keeps more of the scenario's settings") != std::string::npos);
   // Between equal objectives, the one asking less (a cap of 25 over a cap of 1 with the same hook).
-  advise::Advice b = a;
+  advisor::Advice b = a;
   b.scenario_config = Configuration{"DDP", 5, "fp16_compress", 1, 8, false, std::nullopt};
   b.near_tie.clear();
   b.ranked = {row({"DDP", 1, "fp16_compress", 1, 8, false, std::nullopt}, 2832.8),
               row({"DDP", 25, "fp16_compress", 1, 8, false, std::nullopt}, 2832.8)};
-  advise::order_near_tie(b);
+  advisor::order_near_tie(b);
   CHECK(b.ranked.front().config.bucket_cap_mb == 25);
 }
 
 TEST_CASE("on a slow network a comm hook wins, and the advice says what it buys") {
-  const advise::Advice a = advise::advise(fixture("slow_network_small_buckets.yaml"), {});
+  const advisor::Advice a = advisor::advise(fixture("slow_network_small_buckets.yaml"), {});
   REQUIRE_FALSE(a.ranked.empty());
   CHECK(mentions(a.axes, "comm hook (DDP): allreduce, fp16_compress, bf16_compress, powerSGD r1, powerSGD r4"));
   const Configuration& c = a.ranked.front().config;
@@ -128,7 +128,7 @@ TEST_CASE("on a slow network a comm hook wins, and the advice says what it buys"
 TEST_CASE("on gloo: the scenario's own hook kept in the search, no bf16 and no other PowerSGD, and why") {
   AdviseOptions o;
   o.programs = {"DDP"};
-  const advise::Advice a = advise::advise(std::string(DDPSIM_SOURCE_DIR) + "/scenarios/comm_hook_powersgd.yaml", o);
+  const advisor::Advice a = advisor::advise(std::string(DDPSIM_SOURCE_DIR) + "/scenarios/comm_hook_powersgd.yaml", o);
   CHECK(mentions(a.axes, "comm hook (DDP): powerSGD r4, allreduce, fp16_compress (rates"));
   CHECK(mentions(a.axes, "no PowerSGD and no bf16_compress on gloo"));
   CHECK(a.scenario_config.comm_hook == "powerSGD r4");
@@ -138,14 +138,14 @@ TEST_CASE("on gloo: the scenario's own hook kept in the search, no bf16 and no o
 TEST_CASE("a slow network with small buckets moves the cap up") {
   AdviseOptions o;
   o.programs = {"DDP"};
-  const advise::Advice a = advise::advise(fixture("slow_network_small_buckets.yaml"), o);
+  const advisor::Advice a = advisor::advise(fixture("slow_network_small_buckets.yaml"), o);
   REQUIRE_FALSE(a.ranked.empty());
   CHECK(a.scenario_cap_mb == 1);
   CHECK(a.ranked.front().config.bucket_cap_mb > 1);
   CHECK(a.ranked.back().config.bucket_cap_mb == 1);  // the scenario's own cap is the worst
   CHECK(mentions(a.reasons, "rather than the scenario's 1"));
   // With every program open the best DDP configuration still moves the cap up.
-  const advise::Advice all = advise::advise(fixture("slow_network_small_buckets.yaml"), {});
+  const advisor::Advice all = advisor::advise(fixture("slow_network_small_buckets.yaml"), {});
   const auto best_ddp = std::find_if(all.ranked.begin(), all.ranked.end(), [](const Evaluated& e) { return !e.config.fsdp(); });
   REQUIRE(best_ddp != all.ranked.end());
   CHECK(best_ddp->config.bucket_cap_mb > 1);
@@ -155,7 +155,7 @@ TEST_CASE("gradient accumulation wins where the network is the bottleneck and th
   AdviseOptions o;
   o.global_batch_min = 256;
   o.global_batch_max = 2048;
-  const advise::Advice a = advise::advise(fixture("network_bound_accumulation.yaml"), o);
+  const advisor::Advice a = advisor::advise(fixture("network_bound_accumulation.yaml"), o);
   REQUIRE_FALSE(a.ranked.empty());
   CHECK(a.ranked.front().config.accumulation > 1);
   CHECK(mentions(a.reasons, "gradient accumulation"));
@@ -164,7 +164,7 @@ TEST_CASE("gradient accumulation wins where the network is the bottleneck and th
     CHECK(e.global_batch <= 2048);
   }
   // Without a batch range the scenario's accumulation (1) is the only one.
-  const advise::Advice fixed = advise::advise(fixture("network_bound_accumulation.yaml"), {});
+  const advisor::Advice fixed = advisor::advise(fixture("network_bound_accumulation.yaml"), {});
   for (const Evaluated& e : fixed.ranked) CHECK(e.config.accumulation == 1);
 }
 
@@ -174,14 +174,14 @@ TEST_CASE("the advice is the same at any thread count, byte for byte") {
   one.global_batch_min = two.global_batch_min = 256;
   one.global_batch_max = two.global_batch_max = 1024;
   const std::string path = fixture("network_bound_accumulation.yaml");
-  CHECK(advise::to_json(advise::advise(path, one)).dump() == advise::to_json(advise::advise(path, two)).dump());
+  CHECK(advisor::to_json(advisor::advise(path, one)).dump() == advisor::to_json(advisor::advise(path, two)).dump());
 }
 
 TEST_CASE("goodput: each configuration's checkpoint interval is the scenario's or Daly's, whichever leaves more") {
   AdviseOptions o;
-  o.objective = advise::Objective::kGoodput;
+  o.objective = advisor::Objective::kGoodput;
   o.programs = {"DDP"};
-  const advise::Advice a = advise::advise(std::string(DDPSIM_SOURCE_DIR) + "/scenarios/restart_8gpu.yaml", o);
+  const advisor::Advice a = advisor::advise(std::string(DDPSIM_SOURCE_DIR) + "/scenarios/restart_8gpu.yaml", o);
   REQUIRE_FALSE(a.ranked.empty());
   for (const Evaluated& e : a.ranked) {
     REQUIRE(e.goodput);
@@ -194,18 +194,18 @@ TEST_CASE("goodput: each configuration's checkpoint interval is the scenario's o
 
 TEST_CASE("advise refuses what it cannot do, at the option") {
   AdviseOptions goodput;
-  goodput.objective = advise::Objective::kGoodput;
-  CHECK_THROWS_AS(advise::advise(fixture("small_model_fast_network.yaml"), goodput), scenarios::InputError);
+  goodput.objective = advisor::Objective::kGoodput;
+  CHECK_THROWS_AS(advisor::advise(fixture("small_model_fast_network.yaml"), goodput), scenarios::InputError);
   AdviseOptions unknown;
   unknown.programs = {"ZERO3"};
-  CHECK_THROWS_AS(advise::advise(fixture("small_model_fast_network.yaml"), unknown), scenarios::InputError);
+  CHECK_THROWS_AS(advisor::advise(fixture("small_model_fast_network.yaml"), unknown), scenarios::InputError);
   AdviseOptions hybrid_one_node;
   hybrid_one_node.programs = {"HYBRID_SHARD"};
-  CHECK_THROWS_AS(advise::advise(fixture("small_model_fast_network.yaml"), hybrid_one_node), scenarios::InputError);
+  CHECK_THROWS_AS(advisor::advise(fixture("small_model_fast_network.yaml"), hybrid_one_node), scenarios::InputError);
   AdviseOptions unreachable;
   unreachable.global_batch_min = 1;
   unreachable.global_batch_max = 100;  // local batch 32 on 8 ranks is 256 at least
-  CHECK_THROWS_AS(advise::advise(fixture("small_model_fast_network.yaml"), unreachable), scenarios::InputError);
+  CHECK_THROWS_AS(advisor::advise(fixture("small_model_fast_network.yaml"), unreachable), scenarios::InputError);
 }
 
 TEST_CASE("the search split over 3 processes gathers to the advice of one, byte for byte") {
@@ -213,7 +213,7 @@ TEST_CASE("the search split over 3 processes gathers to the advice of one, byte 
   o.global_batch_min = 256;
   o.global_batch_max = 2048;
   const std::string path = fixture("network_bound_accumulation.yaml");
-  const std::string one = advise::to_json(advise::advise(path, o)).dump();
+  const std::string one = advisor::to_json(advisor::advise(path, o)).dump();
   std::vector<std::string> shares(3);
   for (int index : {1, 2}) {  // the other processes hand their share to the gather and report nothing
     AdviseOptions p = o;
@@ -221,22 +221,22 @@ TEST_CASE("the search split over 3 processes gathers to the advice of one, byte 
                      shares[static_cast<std::size_t>(index)] = mine;
                      return std::vector<std::string>{};
                    }};
-    CHECK_FALSE(advise::advise(path, p).complete);
+    CHECK_FALSE(advisor::advise(path, p).complete);
   }
   AdviseOptions first = o;
   first.partition = {0, 3, [&](const std::string& mine) {
                        shares[0] = mine;
                        return shares;
                      }};
-  const advise::Advice gathered = advise::advise(path, first);
+  const advisor::Advice gathered = advisor::advise(path, first);
   CHECK(gathered.complete);
-  CHECK(advise::to_json(gathered).dump() == one);
+  CHECK(advisor::to_json(gathered).dump() == one);
   CHECK(shares[1] != "[]");  // each process did a share
   CHECK(shares[2] != "[]");
 }
 
 TEST_CASE("a program the scenario refuses is left out, and said so") {
-  const advise::Advice a = advise::advise(std::string(DDPSIM_SOURCE_DIR) + "/scenarios/jitter_stragglers.yaml", {});
+  const advisor::Advice a = advisor::advise(std::string(DDPSIM_SOURCE_DIR) + "/scenarios/jitter_stragglers.yaml", {});
   CHECK(mentions(a.axes, "FULL_SHARD: left out, the scenario refuses it: key 'straggler.model'"));
   for (const Evaluated& e : a.ranked) CHECK(e.config.program == "DDP");
 }

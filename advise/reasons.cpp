@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <functional>
 
-namespace ddpsim::advise {
+namespace ddpsim::advisor {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
@@ -167,4 +167,4 @@ std::vector<std::string> reasons(const Advice& a) {
   return out;
 }
 
-}  // namespace ddpsim::advise
+}  // namespace ddpsim::advisor

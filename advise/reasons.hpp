@@ -8,7 +8,7 @@
 
 #include "advise/advisor.hpp"
 
-namespace ddpsim::advise {
+namespace ddpsim::advisor {
 
 /// The reasons, most decisive first; for an empty ranking, why nothing fits.
 std::vector<std::string> reasons(const Advice& advice);
@@ -16,4 +16,4 @@ std::vector<std::string> reasons(const Advice& advice);
 /// The objective's value with its unit: "1,234.5 samples/s", "102.3 ms".
 std::string format_objective(Objective o, double value);
 
-}  // namespace ddpsim::advise
+}  // namespace ddpsim::advisor

@@ -45,8 +45,8 @@ int advise(const AdviseCliOptions& o, const MpiSession& mpi) {
     if (!o.world_sizes.empty()) s.sweep.world_sizes = o.world_sizes;
     scenarios::check_budget(s, scenarios::estimate_work(s), o.budget);
   }
-  advise::AdviseOptions options;
-  const auto objective = advise::parse_objective(o.objective);
+  advisor::AdviseOptions options;
+  const auto objective = advisor::parse_objective(o.objective);
   if (!objective) {
     throw InputError({"the command line", 0, 0}, "--objective", o.objective,
                      "expected one of step, throughput, gpu_hours, goodput");
@@ -64,12 +64,12 @@ int advise(const AdviseCliOptions& o, const MpiSession& mpi) {
     if (*options.global_batch_min > *options.global_batch_max) batch_bound(o.global_batch, "");
   }
   options.partition = {mpi.rank(), mpi.size(), [&mpi](const std::string& mine) { return mpi.gather(mine); }};
-  const advise::Advice a = advise::advise(o.scenario, options);
+  const advisor::Advice a = advisor::advise(o.scenario, options);
   if (!a.complete) return 0;  // another process prints
-  advise::write_text(std::cout, a, o.top);
-  if (!o.json.empty()) write_file(o.json, advise::to_json(a).dump(2) + "\n");
-  if (!o.plot.empty()) write_file(o.plot, advise::to_svg(a));
-  if (!o.html.empty()) write_file(o.html, advise::to_html(a, report::load_chart_assets()));
+  advisor::write_text(std::cout, a, o.top);
+  if (!o.json.empty()) write_file(o.json, advisor::to_json(a).dump(2) + "\n");
+  if (!o.plot.empty()) write_file(o.plot, advisor::to_svg(a));
+  if (!o.html.empty()) write_file(o.html, advisor::to_html(a, report::load_chart_assets()));
   return a.ranked.empty() ? kExitDoesNotFit : kExitOk;
 }
 

@@ -8,17 +8,14 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
-#include <new>
 #include <stdexcept>
 #include <vector>
 
+#include "api/api_data.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/mpi_session.hpp"
 #include "cli/torch_verbs.hpp"
 #include "cli/verb.hpp"
-#include "scenarios/input_error.hpp"
-#include "sim/time.hpp"
 
 namespace ddpsim::cli {
 
@@ -42,27 +39,18 @@ int run_guarded(const Verb& verb, const MpiSession& mpi) {
     if (std::getenv("DDPSIM_PLANT_INTERNAL_ERROR") != nullptr)
       throw std::logic_error("planted by DDPSIM_PLANT_INTERNAL_ERROR");
     return verb.run(mpi);
-  } catch (const scenarios::InputError& e) {
-    fmt::print(stderr, "ddpsim: error: {}\n", e.what());
-    return kExitBadInput;
-  } catch (const sim::TimeRangeError& e) {
-    fmt::print(stderr, "ddpsim: error: {}: expected values whose simulated times fit; lower the keys named\n",
-               e.what());
-    return kExitBadInput;
-  } catch (const std::filesystem::filesystem_error& e) {
-    fmt::print(stderr, "ddpsim: error: {}: {}\n", e.path1().string(), e.code().message());
-    return kExitBadInput;
-  } catch (const std::bad_alloc&) {
-    fmt::print(stderr,
-               "ddpsim: error: out of memory: the run needs more memory than this machine gave it "
-               "(ddpsim check prints its estimate); expected fewer ranks, iterations or traced ranks\n");
-    return kExitBadInput;
-  } catch (const std::exception& e) {
-    fmt::print(stderr,
-               "ddpsim: internal error: {}\nThis is a bug in ddpsim: please report it with the command line and "
-               "its input files (README.md#exit-codes)\n",
-               e.what());
-    return kExitInternal;
+  } catch (...) {
+    // One mapping of exceptions to messages and exit codes, the API's (api/error.cpp).
+    const ddpsim::Error e = ddpsim::api::translate(std::current_exception());
+    if (e.kind() == ddpsim::ErrorKind::kInternal) {
+      fmt::print(stderr,
+                 "ddpsim: internal error: {}\nThis is a bug in ddpsim: please report it with the command line and "
+                 "its input files (README.md#exit-codes)\n",
+                 e.what());
+    } else {
+      fmt::print(stderr, "ddpsim: error: {}\n", e.what());
+    }
+    return e.exit_code();
   }
 }
 

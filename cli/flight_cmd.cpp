@@ -12,6 +12,7 @@
 #include "cli/subcommands.hpp"
 #include "cli/mpi_session.hpp"
 #include "cli/verb.hpp"
+#include "ddpsim/ddpsim.hpp"
 #include "formats/flight_recorder.hpp"
 #include "scenarios/input_error.hpp"
 #include "scenarios/runner.hpp"
@@ -48,39 +49,8 @@ std::vector<std::string> write_flight_dumps(const scenarios::SweepResult& result
   return written;
 }
 
-namespace {
-
-// The folders to explain: DIR itself when it holds dumps, else its subfolders that do (the
-// W<w>/ and cap<c>_W<w>/ that ddpsim run --flight-recorder DIR writes), in name order.
-std::vector<std::string> dump_folders(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return {dir};
-  bool files = false;
-  std::vector<std::string> subs;
-  for (const auto& f : fs::directory_iterator(dir, ec)) {
-    if (f.is_regular_file()) files = true;
-    if (f.is_directory()) subs.push_back(f.path().string());
-  }
-  if (files || subs.empty()) return {dir};
-  std::sort(subs.begin(), subs.end());
-  return subs;
-}
-
-}  // namespace
-
 int explain(const std::string& dir) {
-  for (const std::string& folder : dump_folders(dir)) {
-    std::vector<formats::FlightRecord> dumps;
-    try {
-      dumps = formats::read_flight_records(folder);
-    } catch (const formats::FormatError& e) {
-      throw scenarios::InputError({e.file(), 0, 0}, e.key(), "",
-                                  std::string("expected a flight-recorder dump: ") + e.what());
-    }
-    fmt::print("# {}: {} dump(s), ranks {} to {}\n", folder, dumps.size(), dumps.front().rank, dumps.back().rank);
-    validate::write_explanation(std::cout, validate::explain(dumps));
-  }
+  for (const ddpsim::Explanation& e : ddpsim::explain(dir)) fmt::print("{}", e.text);
   return 0;
 }
 

@@ -4,68 +4,24 @@
 #include <fmt/format.h>
 
 #include <memory>
-
-#include <fstream>
-#include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/cli_io.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/subcommands.hpp"
 #include "cli/mpi_session.hpp"
 #include "cli/verb.hpp"
-#include "scenarios/input_error.hpp"
-#include "scenarios/memory_plan.hpp"
-#include "scenarios/scenario.hpp"
+#include "ddpsim/ddpsim.hpp"
 
 namespace ddpsim::cli {
-namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-double gib(std::int64_t bytes) { return static_cast<double>(bytes) / kGiB; }
-
-std::string where(const models::MemoryPoint& at) { return at.unit.empty() ? at.phase : at.phase + " " + at.unit; }
-
-}  // namespace
 
 int memory(const MemoryOptions& o) {
   check_outputs({{"--json", o.json}});
-  const scenarios::Scenario s = scenarios::load_scenario(o.scenario);
-  std::vector<int> worlds = s.sweep.world_sizes;
-  if (o.world_size > 0) {
-    scenarios::check_fits_cluster(s, o.world_size, "--world-size");
-    worlds = {o.world_size};
-  }
-  const std::string device =
-      s.memory.device_bytes ? fmt::format("device {:.2f} GiB", gib(*s.memory.device_bytes)) : "no device.memory_GB";
-  fmt::print("# {}: {}; {}\n", s.name, scenarios::describe_program(s), device);
-  fmt::print("{:<8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  {:<5} {}\n", "workers", "params", "grads",
-             "optimizer", "buckets", "unsharded", "activ.", "peak", "fits", "peak_at");
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (int w : worlds) {
-    const models::MemoryEstimate m = scenarios::predict_memory(s, w);
-    const std::string fits = s.memory.device_bytes ? (m.peak() <= *s.memory.device_bytes ? "yes" : "NO") : "-";
-    fmt::print("{:<8} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f}  {:<5} {}\n", w,
-               gib(m.parameters), gib(m.gradients), gib(m.optimizer_states), gib(m.buckets + m.comm_hook), gib(m.unsharded),
-               gib(m.activations), gib(m.peak()), fits, where(m.peak_at));
-    nlohmann::ordered_json row{{"world_size", w}};
-    row.update(scenarios::memory_json(m, s));
-    rows.push_back(std::move(row));
-  }
-  fmt::print("\nGiB per rank (2^30 bytes). params, grads, optimizer, buckets: held all step (FSDP: the local "
-             "shards); unsharded, activ.: also live at the peak (docs/fsdp.md#memory)\n");
-  if (const std::int64_t hook = worlds.empty() ? 0 : scenarios::predict_memory(s, worlds.front()).comm_hook; hook > 0) {
-    fmt::print("buckets includes the comm hook's state, {:.3f} GiB held all step ({}: error feedback, warm-started "
-               "P and Q)\n", gib(hook), models::to_string(s.job.ddp.comm_hook.kind));
-  }
-  if (!o.json.empty()) {
-    write_file(o.json, nlohmann::ordered_json{{"scenario", s.name}, {"program", scenarios::describe_program(s)}, {"rows", rows}}.dump(2) +
-                           "\n");
-  }
-  const bool all_fit = !s.memory.device_bytes || std::all_of(rows.begin(), rows.end(), [](const auto& r) {
-    return r["fits"].template get<bool>();
-  });
-  return all_fit ? kExitOk : kExitDoesNotFit;
+  const ddpsim::MemoryReport r =
+      ddpsim::memory(ddpsim::load(o.scenario), o.world_size > 0 ? std::optional<int>(o.world_size) : std::nullopt);
+  fmt::print("{}", r.text);
+  if (!o.json.empty()) write_file(o.json, r.json);
+  return r.all_fit() ? kExitOk : kExitDoesNotFit;
 }
 
 Verb add_memory(CLI::App& app) {

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include "cli/cli_io.hpp"
 #include "cli/mpi_session.hpp"
 #include "cli/subcommands.hpp"
@@ -46,6 +48,18 @@ struct RunOptions {
   std::vector<int> world_sizes;  ///< --world-size: instead of the scenario's
   ddpsim::scenarios::WorkBudget budget;  ///< --max-rank-ops, --max-memory-gb
 };
+
+// On a terminal, a sweep of several runs shows its progress on stderr, the line cleared at the end.
+ddpsim::scenarios::ProgressFn terminal_progress() {
+  if (isatty(STDERR_FILENO) != 1) return {};
+  return [](std::size_t done, std::size_t total) {
+    if (total < 2) return true;
+    fmt::print(stderr, "\rddpsim: {}/{} runs simulated", done, total);
+    if (done == total) fmt::print(stderr, "\r{:40}\r", "");
+    std::fflush(stderr);
+    return true;
+  };
+}
 
 // Before anything is simulated: the scenario with --engine and --world-size
 // applied, every output writable and its own file, the estimate within budget.
@@ -94,9 +108,10 @@ int run(const RunOptions& opt, const ddpsim::cli::MpiSession& mpi) {
   if (trace && mpi.rank() == 0 && mpi.size() > 1) {
     fmt::print(stderr, "ddpsim: with --trace, rank 0 simulates every run (the trace is written in row order)\n");
   }
-  const auto result =
-      ddpsim::scenarios::run_scenario(scenario, trace.get(), threads, policy, partition,
-                                      opt.flight_recorder.empty() ? nullptr : ddpsim::cli::flight_recorder());
+  ddpsim::scenarios::SweepHooks hooks;
+  if (!opt.flight_recorder.empty()) hooks.record = ddpsim::cli::flight_recorder();
+  hooks.progress = terminal_progress();
+  const auto result = ddpsim::scenarios::run_scenario(scenario, trace.get(), threads, policy, partition, hooks);
   if (!result.complete) return 0;  // another process reports
   if (trace) trace->finish();
   if (trace_file) {

@@ -1,6 +1,5 @@
 #include "scenarios/runner.hpp"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -73,13 +72,15 @@ void price_failures(const Scenario& scenario, const models::DdpJob& job, const s
 
 // Runs task(0) .. task(n-1) on `threads` threads (the calling one among
 // them); each task writes only its own result, so the output does not depend
-// on the thread count. The first exception is rethrown. On a terminal, a
-// sweep of several runs shows its progress on stderr.
-void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& task) {
-  const bool show = n > 1 && isatty(STDERR_FILENO) == 1;
+// on the thread count. The first exception is rethrown. `progress`, if
+// given, hears of each task done, one call at a time; false from it stops
+// the tasks not yet started and throws Cancelled.
+void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& task,
+                  const ProgressFn& progress = {}) {
   std::atomic<std::size_t> next{0}, done{0};
   std::mutex mutex;
   std::exception_ptr failure;
+  bool cancelled = false;
   const auto worker = [&] {
     for (std::size_t i = next++; i < n; i = next++) {
       try {
@@ -90,10 +91,12 @@ void parallel_for(std::size_t n, int threads, const std::function<void(std::size
         next = n;
       }
       const std::size_t d = ++done;
-      if (show) {
+      if (progress) {
         const std::lock_guard lock(mutex);
-        fmt::print(stderr, "\rddpsim: {}/{} runs simulated", d, n);
-        std::fflush(stderr);
+        if (!cancelled && !progress(d, n)) {
+          cancelled = true;
+          next = n;
+        }
       }
     }
   };
@@ -102,8 +105,8 @@ void parallel_for(std::size_t n, int threads, const std::function<void(std::size
   for (std::size_t t = 1; t < std::min(count, n); ++t) pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
-  if (show) fmt::print(stderr, "\r{:40}\r", "");
   if (failure) std::rethrow_exception(failure);
+  if (cancelled) throw Cancelled();
 }
 
 // Every row of the sweep, collectives timed by `timer` (null: the analytic
@@ -202,7 +205,7 @@ struct Share {
 
 Simulations simulate_tasks(const Scenario& scenario, const SweepAxes& axes, const std::vector<std::shared_ptr<const models::DdpJob>>& jobs,
                            sim::ChromeTraceWriter* trace, int threads, const exec::ExecutionPolicy& policy,
-                           const Share& share, const RecordFailed& record) {
+                           const Share& share, const SweepHooks& hooks) {
   const Partition& part = share.part;
   const std::vector<int>& owners = share.owners;
   const std::size_t caps = axes.bucket_caps_mb.size(), sizes = axes.world_sizes.size(), rows = caps * sizes;
@@ -229,10 +232,10 @@ Simulations simulate_tasks(const Scenario& scenario, const SweepAxes& axes, cons
     }
     out.rows[i] = simulate(scenario, *jobs[c], w, policy, trace);
     const models::RunResult& run = out.rows[i];
-    if (record && run.outcome != models::Outcome::kCompleted && run.failure) {
+    if (hooks.record && run.outcome != models::Outcome::kCompleted && run.failure) {
       exec::ExecutionPolicy in_time_order;
       in_time_order.timer = policy.timer;
-      out.recorded[i] = record(*jobs[c], run, [&](sim::Observer& observer) {
+      out.recorded[i] = hooks.record(*jobs[c], run, [&](sim::Observer& observer) {
         return simulate(scenario, *jobs[c], w, in_time_order, &observer);
       });
     }
@@ -241,7 +244,7 @@ Simulations simulate_tasks(const Scenario& scenario, const SweepAxes& axes, cons
       clean.faults.clear();
       out.elastic[i] = exec::simulate_ddp(clean, *restart_w, scenario.seed, policy);
     }
-  });
+  }, hooks.progress);
   return out;
 }
 
@@ -251,7 +254,7 @@ Simulations simulate_tasks(const Scenario& scenario, const SweepAxes& axes, cons
 Simulations simulate_share(const Scenario& scenario, const SweepAxes& axes,
                            const std::vector<std::shared_ptr<const models::DdpJob>>& jobs, const Share& share,
                            sim::ChromeTraceWriter* trace, int threads, const exec::ExecutionPolicy& policy,
-                           const RecordFailed& record) {
+                           const SweepHooks& hooks) {
   SweepAxes engine_axes = axes;
   if (share.part.count > 1 && scenario.engine == "simgrid") {
     check_simgrid_size(scenario, axes);
@@ -272,7 +275,7 @@ Simulations simulate_share(const Scenario& scenario, const SweepAxes& axes,
                                          [](int w) { return w >= 2 * exec::kRanksPerEngineThread; });
         p.threads = std::max(1, sim_threads / std::max(1, static_cast<int>(large * static_cast<long>(jobs.size()))));
         p.timer = timer;
-        sims = simulate_tasks(scenario, axes, jobs, trace, sim_threads, p, share, record);
+        sims = simulate_tasks(scenario, axes, jobs, trace, sim_threads, p, share, hooks);
       },
       &sims.simgrid);
   return sims;
@@ -456,19 +459,19 @@ void with_timer(const Scenario& scenario, const SweepAxes& axes, const std::func
 }
 
 SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace, int threads,
-                         const exec::ExecutionPolicy& policy, const Partition& partition, const RecordFailed& record) {
-  return run_sweep(scenario, scenario.sweep, trace, threads, policy, partition, record);
+                         const exec::ExecutionPolicy& policy, const Partition& partition, const SweepHooks& hooks) {
+  return run_sweep(scenario, scenario.sweep, trace, threads, policy, partition, hooks);
 }
 
 namespace {
 SweepResult sweep_rows(const Scenario& scenario, const SweepAxes& axes, sim::ChromeTraceWriter* trace, int threads,
-                       const exec::ExecutionPolicy& policy, const Partition& partition, const RecordFailed& record);
+                       const exec::ExecutionPolicy& policy, const Partition& partition, const SweepHooks& hooks);
 }  // namespace
 
 SweepResult run_sweep(const Scenario& scenario, const SweepAxes& axes, sim::ChromeTraceWriter* trace, int threads,
-                      const exec::ExecutionPolicy& policy, const Partition& partition, const RecordFailed& record) {
+                      const exec::ExecutionPolicy& policy, const Partition& partition, const SweepHooks& hooks) {
   try {
-    return sweep_rows(scenario, axes, trace, threads, policy, partition, record);
+    return sweep_rows(scenario, axes, trace, threads, policy, partition, hooks);
   } catch (const sim::TimeRangeError& e) {
     // A sum is the run's clock or a step's parts added up: name what drives them.
     const bool sum = e.quantity().rfind("a sum", 0) == 0 || e.quantity().rfind("a difference", 0) == 0;
@@ -483,7 +486,7 @@ SweepResult run_sweep(const Scenario& scenario, const SweepAxes& axes, sim::Chro
 namespace {
 
 SweepResult sweep_rows(const Scenario& scenario, const SweepAxes& axes, sim::ChromeTraceWriter* trace, int threads,
-                       const exec::ExecutionPolicy& policy, const Partition& partition, const RecordFailed& record) {
+                       const exec::ExecutionPolicy& policy, const Partition& partition, const SweepHooks& hooks) {
   if (scenario.fsdp && models::is_hybrid(scenario.fsdp->sharding)) {
     // HYBRID_SHARD shards within a node and replicates across nodes: whole nodes only.
     const int per_node = scenario.job.cluster ? scenario.job.cluster->gpus_per_node : 0;
@@ -516,7 +519,7 @@ SweepResult sweep_rows(const Scenario& scenario, const SweepAxes& axes, sim::Chr
   // Split, a process that fails still hands its share to the gather (or the others would wait on it).
   std::exception_ptr failed;
   try {
-    sims = simulate_share(scenario, axes, jobs, share, trace, threads, policy, record);
+    sims = simulate_share(scenario, axes, jobs, share, trace, threads, policy, hooks);
     out.engine = scenario.engine == "simgrid" ? "simgrid" : "analytic";
   } catch (...) {
     if (part.count <= 1) throw;

@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +74,21 @@ using Rerun = std::function<models::RunResult(sim::Observer& observer)>;
 /// threads; the files it returns land in the row's `recorded`.
 using RecordFailed = std::function<std::vector<std::pair<std::string, std::string>>(
     const models::DdpJob& job, const models::RunResult& run, const Rerun& rerun)>;
+/// After each simulated run: (runs done, runs in the sweep). Called from the
+/// sweep's threads, one call at a time; returning false stops the sweep,
+/// which then throws Cancelled. The library writes nothing to stderr itself:
+/// the command line prints progress on a terminal from this.
+using ProgressFn = std::function<bool(std::size_t done, std::size_t total)>;
+/// What a caller hooks into a sweep: the failed rows' recorder, progress and cancellation.
+struct SweepHooks {
+  RecordFailed record;
+  ProgressFn progress;
+};
+/// A sweep stopped by its ProgressFn.
+class Cancelled : public std::runtime_error {
+ public:
+  Cancelled() : std::runtime_error("cancelled by the progress callback") {}
+};
 
 /// Simulates each bucket cap and world size (and W=1 for the baseline if the sweep lacks it).
 /// `trace`, if given, receives every run of the sweep, the baseline excluded.
@@ -86,11 +102,11 @@ using RecordFailed = std::function<std::vector<std::pair<std::string, std::strin
 /// first process simulates every run.
 SweepResult run_scenario(const Scenario& scenario, sim::ChromeTraceWriter* trace = nullptr, int threads = 1,
                          const exec::ExecutionPolicy& policy = {}, const Partition& partition = {},
-                         const RecordFailed& record = {});
+                         const SweepHooks& hooks = {});
 /// run_scenario on other axes (validation: the measured world sizes at the first cap).
 SweepResult run_sweep(const Scenario& scenario, const SweepAxes& axes, sim::ChromeTraceWriter* trace = nullptr,
                       int threads = 1, const exec::ExecutionPolicy& policy = {}, const Partition& partition = {},
-                      const RecordFailed& record = {});
+                      const SweepHooks& hooks = {});
 
 /// Runs `body` with the scenario's engine: a null timer for the analytic
 /// engine, or inside SimGrid (once per process, netsim/simgrid_engine.hpp)

@@ -11,5 +11,5 @@ __all__ = ["recipe", "profile", "StepLog"]
 
 from .steplog import StepLog  # a user's own training loop writes the rank logs ddpsim validate reads
 
-# The project's version (CMakeLists.txt); python/pyproject.toml reads it, ctest python.pytest checks they agree.
+# The project's version (CMakeLists.txt, pyproject.toml, ddpsim.__version__): ctest python.pytest checks they agree.
 __version__ = "0.1.0"

@@ -268,14 +268,16 @@ def cluster_lines(cluster, source, collective=None):
 
 
 def scenario_yaml(path, m, world_sizes, steps, warmup, collective=None, overhead=None, host=None, bucket_cap_mb=None,
-                  hook_lines=(), first_bucket_mb=None, cluster=None):
-    """The scenario's text: every number with a comment saying where it came from."""
+                  hook_lines=(), first_bucket_mb=None, cluster=None, header=None):
+    """The scenario's text: every number with a comment saying where it came from. `header`:
+    what wrote it, when not `python3 -m ddpsim_torch profile PATH` (ddpsim.torch.profile)."""
     order = m["orders"][0] if m["orders"] else []
     stable = all(o == order for o in m["orders"])
     names = [n for n, _ in m["params"]]
     never = [i for i in range(len(names)) if i not in order]
     lines = [
-        f"# Written by `python3 -m ddpsim_torch profile {path}` (torch {torch.__version__}, {m.get('device', 'cpu')}):",
+        f"# Written by `{header or 'python3 -m ddpsim_torch profile ' + path}` (torch {torch.__version__}, "
+        f"{m.get('device', 'cpu')}):",
         f"# {steps} measured steps after {warmup} warm-up; times are medians over the steps, "
         f"{m.get('clock', ddp_clock.HostClock.name)}.",
     ] + _host_line(host) + [

@@ -17,7 +17,12 @@ from ddpsim_torch import fit, hooks, network, overlap  # noqa: E402
 
 def test_version_is_the_projects():
     cmake = open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8").read()
-    assert re.search(r"project\(ddpsim VERSION ([0-9.]+)", cmake).group(1) == ddpsim_torch.__version__
+    version = re.search(r"project\(ddpsim VERSION ([0-9.]+)", cmake).group(1)
+    assert version == ddpsim_torch.__version__
+    pyproject = open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8").read()
+    assert re.search(r'^version = "([0-9.]+)"', pyproject, re.M).group(1) == version
+    package = open(os.path.join(ROOT, "python", "ddpsim", "__init__.py"), encoding="utf-8").read()
+    assert re.search(r'^__version__ = "([0-9.]+)"', package, re.M).group(1) == version
 
 
 @pytest.mark.parametrize("text, bps", [("1gbit", 1e9), ("400mbit", 4e8), ("2.5gbit", 2.5e9), (" 100MBIT ", 1e8)])
