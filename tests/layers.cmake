@@ -15,7 +15,9 @@ set(below_advise sim formats models exec netsim present scenarios report)
 set(below_api sim formats models exec netsim present scenarios report validate advise ddpsim)
 set(below_cli sim formats models exec netsim present scenarios report validate advise api ddpsim)
 set(below_real_backend sim formats models present)
-set(layers sim formats present models exec netsim scenarios report validate advise api cli real_backend)
+# python/: the package's core includes the public API and nothing else of ddpsim's.
+set(below_python ddpsim)
+set(layers sim formats present models exec netsim scenarios report validate advise api cli real_backend python)
 
 set(violations "")
 foreach(layer ${layers})

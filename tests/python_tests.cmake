@@ -99,17 +99,39 @@ ddpsim_test(NAME package.deb
             PROPERTIES RESOURCE_LOCK torch LABELS package
             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/install_test.sh deb ${CMAKE_BINARY_DIR} ${WORK}/package ${install_simgrid}
                  ${PROJECT_VERSION})
-# ddpsim_torch's pure parts under pytest (python/tests; no torch needed), and the package built as a
-# wheel offline from python/pyproject.toml, named with the project's version (tests/python_wheel.sh).
+# ddpsim_torch's pure parts under pytest (python/tests; no torch needed; the API's tests are python.api's).
 ddpsim_test(NAME python.pytest
             REGEX "[0-9]+ passed"
+            NOT_REGEX "skipped|failed"
             NEEDS torch
-            COMMAND sh -c "${DDPSIM_PYTHON} -c 'import pytest' 2>/dev/null || { echo 'SKIPPED: no pytest for ${DDPSIM_PYTHON} (scripts/setup.sh)'; exit 77; }; cd \"$0\" && exec ${DDPSIM_PYTHON} -m pytest -q -p no:cacheprovider tests"
+            COMMAND sh -c "${DDPSIM_PYTHON} -c 'import pytest' 2>/dev/null || { echo 'SKIPPED: no pytest for ${DDPSIM_PYTHON} (scripts/setup.sh)'; exit 77; }; cd \"$0\" && exec ${DDPSIM_PYTHON} -m pytest -q -p no:cacheprovider --ignore=tests/api tests"
                  ${PROJECT_SOURCE_DIR}/python)
+# The Python API (python/tests/api): the build's package (build/python/ddpsim, its core built where the
+# interpreter has nanobind: scripts/setup.sh's environment) against the ddpsim command, byte for byte, and
+# the example notebook executed by a Jupyter kernel.
+if(TARGET ddpsim_core)
+  ddpsim_test(NAME python.api
+              REGEX "[0-9]+ passed"
+              NOT_REGEX "skipped|failed|error"
+              NEEDS torch
+              PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python:${PROJECT_SOURCE_DIR}/python;DDPSIM_BIN=${DDPSIM_BIN}"
+              COMMAND sh -c "${DDPSIM_PYTHON} -c 'import torch, nbclient' 2>/dev/null || { echo 'SKIPPED: no torch or nbclient for ${DDPSIM_PYTHON} (scripts/setup.sh)'; exit 77; }; cd \"$0\" && exec ${DDPSIM_PYTHON} -m pytest -q -p no:cacheprovider -p no:randomly \"$1\""
+                   ${WORK} ${PROJECT_SOURCE_DIR}/python/tests/api)
+endif()
+# The wheel (pyproject.toml): built offline from the checkout, installed in a fresh virtual environment,
+# the example notebook run there from outside the source tree (tests/python_wheel.sh). Minutes: it
+# builds the project again (from ccache where the build's objects are there).
 ddpsim_test(NAME python.wheel
             REGEX "wheel ok"
             NEEDS torch
-            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python_wheel.sh ${PROJECT_SOURCE_DIR} ${WORK}/python_wheel ${PROJECT_VERSION})
+            PROPERTIES LABELS package TIMEOUT 1800
+            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python_wheel.sh ${PROJECT_SOURCE_DIR} ${WORK}/python_wheel ${PROJECT_VERSION} ${DDPSIM_PYTHON})
+# The public C++ API installed (cmake --install) and used by a program compiled against the prefix alone
+# (tests/api_installed.sh, tests/api_example.cpp).
+ddpsim_test(NAME api.installed
+            REGEX "api installed ok"
+            PROPERTIES RESOURCE_LOCK torch LABELS package
+            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/api_installed.sh ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR} ${WORK}/api_installed)
 # The comm hook side of ddpsim_torch (tests/hooks_test.py; no torch needed): options refused before any rank
 # starts, PowerSGD on gloo on one bucket only, the matrices timed those ddpsim compresses, the written
 # ddp.comm_hook block loading in ddpsim run.
