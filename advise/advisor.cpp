@@ -10,14 +10,14 @@
 
 #include "advise/reasons.hpp"
 #include "models/restart.hpp"
-#include "scenarios/input_error.hpp"
-#include "scenarios/runner.hpp"
-#include "scenarios/variant.hpp"
-#include "scenarios/wire.hpp"
+#include "loader/input_error.hpp"
+#include "sweep/runner.hpp"
+#include "loader/variant.hpp"
+#include "sweep/wire.hpp"
 
 namespace ddpsim::advisor {
 
-// A configuration and its prediction on the wire of split runs (scenarios/wire.hpp), field by field.
+// A configuration and its prediction on the wire of split runs (sweep/wire.hpp), field by field.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Configuration, program, bucket_cap_mb, comm_hook, accumulation, world_size,
                                    checkpointing, checkpoint_interval_min)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Evaluated, config, global_batch, step_ms, samples_per_s, efficiency, exposed_comm_ms,

@@ -9,7 +9,7 @@
 // model's blocks) and, with a failures section, the checkpoint interval
 // (the scenario's or Daly's optimum, whichever the simulated failures leave
 // more goodput with). Every configuration is a variant of the scenario's
-// file, loaded and validated as that file would be (scenarios/variant.hpp).
+// file, loaded and validated as that file would be (loader/variant.hpp).
 
 #include <array>
 #include <cstdint>
@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/partition.hpp"
-#include "scenarios/scenario.hpp"
+#include "sweep/partition.hpp"
+#include "loader/scenario.hpp"
 
 namespace ddpsim::advisor {
 

@@ -7,7 +7,7 @@
 
 #include "advise/advise_report.hpp"
 #include "advise/advisor.hpp"
-#include "scenarios/input_error.hpp"
+#include "loader/input_error.hpp"
 
 using namespace ddpsim;
 using advisor::AdviseOptions;

@@ -8,7 +8,7 @@
 #include "advise/advisor.hpp"
 #include "api/api_data.hpp"
 #include "report/html_page.hpp"
-#include "scenarios/input_error.hpp"
+#include "loader/input_error.hpp"
 
 namespace ddpsim {
 namespace {

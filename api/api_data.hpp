@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "ddpsim/ddpsim.hpp"
-#include "scenarios/runner.hpp"
-#include "scenarios/scenario.hpp"
+#include "sweep/runner.hpp"
+#include "loader/scenario.hpp"
 
 namespace ddpsim {
 

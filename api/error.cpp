@@ -6,7 +6,7 @@
 #include <new>
 
 #include "api/api_data.hpp"
-#include "scenarios/input_error.hpp"
+#include "loader/input_error.hpp"
 #include "sim/build_info.hpp"
 #include "sim/time.hpp"
 

@@ -9,7 +9,7 @@
 
 #include "api/api_data.hpp"
 #include "formats/flight_recorder.hpp"
-#include "scenarios/input_error.hpp"
+#include "loader/input_error.hpp"
 #include "validate/explain.hpp"
 
 namespace ddpsim {

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/api_data.hpp"
-#include "scenarios/memory_plan.hpp"
+#include "loader/memory_plan.hpp"
 
 namespace ddpsim {
 namespace {

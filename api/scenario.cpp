@@ -7,8 +7,8 @@
 
 #include "api/api_data.hpp"
 #include "models/fsdp.hpp"
-#include "scenarios/input_error.hpp"
-#include "scenarios/variant.hpp"
+#include "loader/input_error.hpp"
+#include "loader/variant.hpp"
 
 namespace ddpsim {
 namespace {

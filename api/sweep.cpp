@@ -13,9 +13,9 @@
 #include "report/html_report.hpp"
 #include "report/rounding.hpp"
 #include "report/sweep_report.hpp"
-#include "scenarios/input_error.hpp"
-#include "scenarios/memory_plan.hpp"
-#include "scenarios/work_estimate.hpp"
+#include "loader/input_error.hpp"
+#include "loader/memory_plan.hpp"
+#include "sweep/work_estimate.hpp"
 
 namespace ddpsim {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "exec/evaluate.hpp"
 #include "models/ddp_job.hpp"
-#include "scenarios/runner.hpp"
-#include "scenarios/scenario.hpp"
+#include "sweep/runner.hpp"
+#include "loader/scenario.hpp"
 
 namespace {
 

@@ -17,8 +17,8 @@
 #include "cli/exit_codes.hpp"
 #include "cli/subcommands.hpp"
 #include "cli/verb.hpp"
-#include "scenarios/input_error.hpp"
-#include "scenarios/scenario.hpp"
+#include "loader/input_error.hpp"
+#include "loader/scenario.hpp"
 
 namespace ddpsim::cli {
 namespace {

@@ -10,8 +10,8 @@
 #include "cli/mpi_session.hpp"
 #include "cli/verb.hpp"
 #include "report/sweep_report.hpp"
-#include "scenarios/input_error.hpp"
-#include "scenarios/scenario.hpp"
+#include "loader/input_error.hpp"
+#include "loader/scenario.hpp"
 
 namespace ddpsim::cli {
 namespace {

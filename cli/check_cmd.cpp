@@ -9,9 +9,9 @@
 #include "cli/cli_io.hpp"
 #include "cli/mpi_session.hpp"
 #include "cli/verb.hpp"
-#include "scenarios/input_error.hpp"
-#include "scenarios/scenario.hpp"
-#include "scenarios/work_estimate.hpp"
+#include "loader/input_error.hpp"
+#include "loader/scenario.hpp"
+#include "sweep/work_estimate.hpp"
 
 namespace ddpsim::cli {
 namespace {

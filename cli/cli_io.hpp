@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "report/html_report.hpp"
-#include "scenarios/input_error.hpp"
-#include "scenarios/scenario.hpp"
+#include "loader/input_error.hpp"
+#include "loader/scenario.hpp"
 
 namespace ddpsim::cli {
 

@@ -17,8 +17,8 @@
 #include "cli/verb.hpp"
 #include "models/ddp_job.hpp"
 #include "models/nccl_model.hpp"
-#include "scenarios/input_error.hpp"
-#include "scenarios/scenario.hpp"
+#include "loader/input_error.hpp"
+#include "loader/scenario.hpp"
 #include "validate/median.hpp"
 #include "validate/nccl_tests.hpp"
 

@@ -14,8 +14,8 @@
 #include "cli/verb.hpp"
 #include "ddpsim/ddpsim.hpp"
 #include "formats/flight_recorder.hpp"
-#include "scenarios/input_error.hpp"
-#include "scenarios/runner.hpp"
+#include "loader/input_error.hpp"
+#include "sweep/runner.hpp"
 #include "validate/explain.hpp"
 #include "validate/flight_dump.hpp"
 

@@ -14,9 +14,9 @@
 #include "models/ddp_job.hpp"
 #include "models/replica_pricing.hpp"
 #include "netsim/simgrid_engine.hpp"
-#include "scenarios/input_error.hpp"
-#include "scenarios/runner.hpp"
-#include "scenarios/scenario.hpp"
+#include "loader/input_error.hpp"
+#include "sweep/runner.hpp"
+#include "loader/scenario.hpp"
 #include "sim/engine.hpp"
 #include "validate/nccl_tests.hpp"
 

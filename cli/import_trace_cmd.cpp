@@ -11,8 +11,8 @@
 #include "cli/cli_io.hpp"
 #include "cli/mpi_session.hpp"
 #include "cli/verb.hpp"
-#include "scenarios/input_error.hpp"
-#include "scenarios/scenario.hpp"
+#include "loader/input_error.hpp"
+#include "loader/scenario.hpp"
 #include "validate/trace_import.hpp"
 
 namespace ddpsim::cli {

@@ -23,10 +23,10 @@
 #include "netsim/simgrid_engine.hpp"
 #include "report/html_report.hpp"
 #include "report/sweep_report.hpp"
-#include "scenarios/input_error.hpp"
-#include "scenarios/runner.hpp"
-#include "scenarios/scenario.hpp"
-#include "scenarios/work_estimate.hpp"
+#include "loader/input_error.hpp"
+#include "sweep/runner.hpp"
+#include "loader/scenario.hpp"
+#include "sweep/work_estimate.hpp"
 #include "sim/chrome_trace.hpp"
 
 namespace ddpsim::cli {

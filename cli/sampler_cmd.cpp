@@ -11,8 +11,8 @@
 #include "cli/verb.hpp"
 #include "models/sampler.hpp"
 #include "report/sweep_report.hpp"
-#include "scenarios/input_error.hpp"
-#include "scenarios/scenario.hpp"
+#include "loader/input_error.hpp"
+#include "loader/scenario.hpp"
 
 namespace ddpsim::cli {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/runner.hpp"
-#include "scenarios/work_estimate.hpp"
+#include "sweep/runner.hpp"
+#include "sweep/work_estimate.hpp"
 
 namespace ddpsim::cli {
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "report/cluster_report.hpp"
-#include "scenarios/scenario.hpp"
+#include "loader/scenario.hpp"
 
 namespace ddpsim::cli {
 

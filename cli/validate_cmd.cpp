@@ -14,9 +14,9 @@
 #include "cli/exit_codes.hpp"
 #include "cli/mpi_session.hpp"
 #include "cli/verb.hpp"
-#include "scenarios/calibration_file.hpp"
-#include "scenarios/input_error.hpp"
-#include "scenarios/scenario.hpp"
+#include "loader/calibration_file.hpp"
+#include "loader/input_error.hpp"
+#include "loader/scenario.hpp"
 #include "validate/validation.hpp"
 
 namespace ddpsim::cli {

@@ -6,7 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 
-#include "scenarios/work_estimate.hpp"
+#include "sweep/work_estimate.hpp"
 
 namespace ddpsim::cli {
 

@@ -7,9 +7,9 @@
 #include <exception>
 
 #include "fuzz/fuzz_file.hpp"
-#include "scenarios/input_error.hpp"
-#include "scenarios/calibration_file.hpp"
-#include "scenarios/scenario.hpp"
+#include "loader/input_error.hpp"
+#include "loader/calibration_file.hpp"
+#include "loader/scenario.hpp"
 
 #ifndef DDPSIM_FUZZ_BASE_SCENARIO
 #error "DDPSIM_FUZZ_BASE_SCENARIO names the scenario calibrations are applied to"

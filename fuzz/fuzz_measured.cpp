@@ -11,7 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "fuzz/fuzz_file.hpp"
-#include "scenarios/input_error.hpp"
+#include "loader/input_error.hpp"
 #include "validate/validation.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -13,10 +13,10 @@
 #include "fuzz/fuzz_file.hpp"
 #include "netsim/simgrid_engine.hpp"
 #include "report/sweep_report.hpp"
-#include "scenarios/input_error.hpp"
-#include "scenarios/runner.hpp"
-#include "scenarios/scenario.hpp"
-#include "scenarios/work_estimate.hpp"
+#include "loader/input_error.hpp"
+#include "sweep/runner.hpp"
+#include "loader/scenario.hpp"
+#include "sweep/work_estimate.hpp"
 #include "sim/time.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

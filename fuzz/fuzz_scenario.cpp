@@ -6,8 +6,8 @@
 #include <exception>
 
 #include "fuzz/fuzz_file.hpp"
-#include "scenarios/input_error.hpp"
-#include "scenarios/scenario.hpp"
+#include "loader/input_error.hpp"
+#include "loader/scenario.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string path = ddpsim::fuzz::write_input(data, size, "scenario.yaml");

@@ -11,7 +11,7 @@
 // fields gives them as the member functions keeps_lockstep() and
 // keeps_program_uniform() instead. Adding a kind: its struct here, its place
 // in FaultKind and FaultType (same order), its schema entry
-// (scenarios/schema.cpp) and its reader; a kind without the three answers
+// (loader/schema.cpp) and its reader; a kind without the three answers
 // does not compile.
 
 #include <optional>

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "scenarios/scenario.hpp"
+#include "loader/scenario.hpp"
 
 namespace ddpsim::report {
 

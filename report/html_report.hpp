@@ -11,7 +11,7 @@
 #include <string>
 
 #include "report/html_page.hpp"
-#include "scenarios/runner.hpp"
+#include "sweep/runner.hpp"
 
 namespace ddpsim::report {
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/run_result.hpp"
-#include "scenarios/runner.hpp"
+#include "sweep/runner.hpp"
 
 namespace ddpsim::report {
 

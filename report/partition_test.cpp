@@ -1,4 +1,4 @@
-// A sweep split over processes (scenarios/partition.hpp), the processes
+// A sweep split over processes (sweep/partition.hpp), the processes
 // simulated in one: the first reports what one process reports, byte for
 // byte, whatever the sweep holds (hangs, crashes with elastic restarts,
 // sampler audits, bucket caps). SimGrid runs once a process, so its split
@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "report/sweep_report.hpp"
-#include "scenarios/run_wire.hpp"
-#include "scenarios/runner.hpp"
-#include "scenarios/scenario.hpp"
+#include "sweep/run_wire.hpp"
+#include "sweep/runner.hpp"
+#include "loader/scenario.hpp"
 
 using namespace ddpsim;
 

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenarios/scenario.hpp"
+#include "loader/scenario.hpp"
 
 namespace ddpsim::report {
 

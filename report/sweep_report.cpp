@@ -18,7 +18,7 @@
 #include "report/link_report.hpp"
 #include "report/program_report.hpp"
 #include "report/rounding.hpp"
-#include "scenarios/memory_plan.hpp"
+#include "loader/memory_plan.hpp"
 #include "sim/build_info.hpp"
 
 namespace ddpsim::report {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "models/sampler.hpp"
-#include "scenarios/runner.hpp"
+#include "sweep/runner.hpp"
 
 namespace ddpsim::report {
 

@@ -1,5 +1,5 @@
 #include "report/sweep_report.hpp"
-#include "scenarios/input_error.hpp"
+#include "loader/input_error.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Regenerates docs/scenario-format.md's key tables from the schema
-# (scenarios/schema.cpp), between the doc's markers. Needs a build:
+# (loader/schema.cpp), between the doc's markers. Needs a build:
 # scripts/gen_docs.sh [BUILD_DIR]   (default build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir="${1:-build}"
 cmake --build "$dir" --target ddpsim_schema_doc >/dev/null
 doc=docs/scenario-format.md
-begin='<!-- generated from scenarios/schema.cpp by scripts/gen_docs.sh: edit the schema, not this part -->'
+begin='<!-- generated from loader/schema.cpp by scripts/gen_docs.sh: edit the schema, not this part -->'
 end='<!-- end of the generated part -->'
 grep -qF "$begin" "$doc" && grep -qF "$end" "$doc" || { echo "gen_docs: $doc lacks the markers" >&2; exit 1; }
 tmp=$(mktemp)

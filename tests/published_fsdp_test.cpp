@@ -13,8 +13,8 @@
 #include <string>
 
 #include "models/run_result.hpp"
-#include "scenarios/runner.hpp"
-#include "scenarios/scenario.hpp"
+#include "sweep/runner.hpp"
+#include "loader/scenario.hpp"
 
 using namespace ddpsim;
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "models/baseline.hpp"
-#include "scenarios/runner.hpp"
-#include "scenarios/scenario.hpp"
+#include "sweep/runner.hpp"
+#include "loader/scenario.hpp"
 #include "validate/median.hpp"
 #include "validate/validation.hpp"
 

@@ -1,5 +1,5 @@
 # docs/scenario-format.md's key tables are generated from the schema
-# (scenarios/schema.cpp): fails when the committed doc's generated part
+# (loader/schema.cpp): fails when the committed doc's generated part
 # differs from what ddpsim_schema_doc prints. Inputs: TOOL, DOC.
 # Mend with: bash scripts/gen_docs.sh
 execute_process(COMMAND "${TOOL}" OUTPUT_VARIABLE generated RESULT_VARIABLE rc)
@@ -7,7 +7,7 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${TOOL} exited with ${rc}")
 endif()
 file(READ "${DOC}" doc)
-set(begin_marker "<!-- generated from scenarios/schema.cpp by scripts/gen_docs.sh: edit the schema, not this part -->\n")
+set(begin_marker "<!-- generated from loader/schema.cpp by scripts/gen_docs.sh: edit the schema, not this part -->\n")
 set(end_marker "<!-- end of the generated part -->")
 string(FIND "${doc}" "${begin_marker}" b)
 string(FIND "${doc}" "${end_marker}" e)
@@ -20,6 +20,6 @@ math(EXPR len "${e} - ${start}")
 string(SUBSTRING "${doc}" ${start} ${len} committed)
 if(NOT committed STREQUAL generated)
   file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/scenario-format.generated.md" "${generated}")
-  message(FATAL_ERROR "${DOC}'s key tables differ from the schema's (scenarios/schema.cpp); "
+  message(FATAL_ERROR "${DOC}'s key tables differ from the schema's (loader/schema.cpp); "
                       "run: bash scripts/gen_docs.sh (generated text: ${CMAKE_CURRENT_BINARY_DIR}/scenario-format.generated.md)")
 endif()

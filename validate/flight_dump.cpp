@@ -11,7 +11,7 @@
 
 #include "models/ddp_job.hpp"
 #include "models/fsdp_program.hpp"
-#include "scenarios/input_error.hpp"
+#include "loader/input_error.hpp"
 
 namespace ddpsim::validate {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "models/ddp_job.hpp"
 #include "models/nccl_model.hpp"
-#include "scenarios/input_error.hpp"
+#include "loader/input_error.hpp"
 #include "validate/median.hpp"
 
 namespace ddpsim::validate {

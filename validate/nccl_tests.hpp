@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/scenario.hpp"
+#include "loader/scenario.hpp"
 #include "sim/op_sink.hpp"
 
 namespace ddpsim::validate {

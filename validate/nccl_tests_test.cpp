@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "models/nccl_model.hpp"
-#include "scenarios/input_error.hpp"
+#include "loader/input_error.hpp"
 
 using namespace ddpsim;
 

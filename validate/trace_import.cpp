@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "scenarios/input_error.hpp"
+#include "loader/input_error.hpp"
 #include "validate/median.hpp"
 
 namespace ddpsim::validate {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/scenario.hpp"
+#include "loader/scenario.hpp"
 
 namespace ddpsim::validate {
 

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "scenarios/input_error.hpp"
-#include "scenarios/scenario.hpp"
+#include "loader/input_error.hpp"
+#include "loader/scenario.hpp"
 
 using namespace ddpsim;
 

@@ -8,7 +8,7 @@
 #include <map>
 #include <numeric>
 
-#include "scenarios/input_error.hpp"
+#include "loader/input_error.hpp"
 #include "validate/trace_import.hpp"
 
 namespace ddpsim::validate {

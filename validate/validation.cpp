@@ -14,9 +14,9 @@
 
 #include "models/baseline.hpp"
 #include "models/reducer.hpp"
-#include "scenarios/input_error.hpp"
-#include "scenarios/memory_plan.hpp"
-#include "scenarios/runner.hpp"
+#include "loader/input_error.hpp"
+#include "loader/memory_plan.hpp"
+#include "sweep/runner.hpp"
 #include "sim/build_info.hpp"
 
 namespace ddpsim::validate {

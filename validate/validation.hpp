@@ -11,9 +11,9 @@
 #include "formats/measured_run.hpp"
 #include "models/ddp_job.hpp"
 #include "present/plot.hpp"
-#include "scenarios/input_error.hpp"
-#include "scenarios/runner.hpp"
-#include "scenarios/scenario.hpp"
+#include "loader/input_error.hpp"
+#include "sweep/runner.hpp"
+#include "loader/scenario.hpp"
 
 namespace ddpsim::validate {
 

@@ -1,7 +1,7 @@
 #include "validate/validation.hpp"
 
-#include "scenarios/input_error.hpp"
-#include "scenarios/scenario.hpp"
+#include "loader/input_error.hpp"
+#include "loader/scenario.hpp"
 
 #include <doctest/doctest.h>
 

@@ -212,7 +212,7 @@ def scenario_lines(name, options, rates, notes):
     lines += [f"    {k}: {str(v).lower() if isinstance(v, bool) else v}" for k, v in options.items()]
     if rates:
         lines += [f"    # {n}" for n in notes]
-        # The keys ddp.comm_hook takes for this hook (scenarios/comm_hook_section.cpp).
+        # The keys ddp.comm_hook takes for this hook (loader/comm_hook_section.cpp).
         keys = {"fp16_compress": ["op_us", "alloc_GBps", "cast_GBps"],
                 "bf16_compress": ["op_us", "alloc_GBps", "cast_GBps"]}.get(
             name, ["op_us", "pass_GBps", "alloc_GBps", "matmul_GFLOPs"] if name in POWERSGD else [])
