@@ -42,13 +42,12 @@ ordered_json bucket_list(const models::ModelSpec& model, const std::vector<model
   return list;
 }
 
-ordered_json buckets_json(const models::DdpJob& job) {
-  const auto rebuilt = models::rebuilt_buckets(job.model, job.ddp);
-  const auto at = models::rebuild_iteration(job.ddp);
+// DDP's buckets as a row's program summary has them (sweep/program_summary.hpp).
+ordered_json buckets_json(const models::DdpJob& job, const ProgramSummary& p) {
   return {{"bucket_cap_bytes", job.ddp.bucket_cap_bytes},
-          {"initial", bucket_list(job.model, models::initial_buckets(job.model, job.ddp))},
-          {"rebuilt", rebuilt ? bucket_list(job.model, *rebuilt) : ordered_json(nullptr)},
-          {"rebuild_iteration", at ? ordered_json(*at) : ordered_json(nullptr)}};
+          {"initial", bucket_list(job.model, p.initial_buckets)},
+          {"rebuilt", p.rebuilt_buckets ? bucket_list(job.model, *p.rebuilt_buckets) : ordered_json(nullptr)},
+          {"rebuild_iteration", p.rebuild_iteration ? ordered_json(*p.rebuild_iteration) : ordered_json(nullptr)}};
 }
 
 // Example IDs are listed while they stay readable: up to 4,096 per audit.
@@ -278,7 +277,13 @@ void write_resilience(std::ostream& out, const SweepRow& row) {
 }  // namespace
 
 std::string buckets_to_json(const Scenario& scenario) {
-  return buckets_json(scenario.job).dump(2) + "\n";
+  // ddpsim buckets: the scenario's DDP buckets, whatever its parallelism (they do not depend on W).
+  const models::DdpJob& job = scenario.job;
+  ProgramSummary p;
+  p.initial_buckets = models::initial_buckets(job.model, job.ddp);
+  p.rebuilt_buckets = models::rebuilt_buckets(job.model, job.ddp);
+  p.rebuild_iteration = models::rebuild_iteration(job.ddp);
+  return buckets_json(job, p).dump(2) + "\n";
 }
 
 std::string sampler_to_json(const models::SamplerAudit& audit) {
@@ -384,8 +389,9 @@ void write_table(std::ostream& out, const Scenario& scenario, const SweepResult&
                "\nclosed_form: the named baseline, compute + every bucket's ring all-reduce unoverlapped + the "
                "straggler term, no simulation (docs/cost-models.md)\n");
   }
-  if (scenario.parallelism == Parallelism::kDdp && job.ddp.comm_hook.kind != models::CommHookKind::kAllReduce) {
-    write_comm_hook(out, job);
+  if (scenario.parallelism == Parallelism::kDdp && job.ddp.comm_hook.kind != models::CommHookKind::kAllReduce &&
+      !result.rows.empty()) {
+    write_comm_hook(out, job, result.rows.front().program);  // the first cap's job is the scenario's
   }
   write_busiest_links(out, result);
   if (!result.baseline_in_sweep && !result.rows.empty() && result.rows.front().baseline_ms) {
@@ -512,15 +518,15 @@ ordered_json run_json(const Scenario& scenario, const SweepRow& row) {
   if (row.restarts || row.crash_recovery || row.elastic) run["resilience"] = resilience_json(row);
   run["iterations_run"] = r.iterations_run;
   run["shadow_collectives"] = r.shadow_collectives;
-  run["comm"] = comm_json(scenario, *row.job, r.world_size);
+  run["comm"] = comm_json(row.program);
   if (scenario.engine == "simgrid") run["links"] = links_json(r);
   if (scenario.parallelism == Parallelism::kDdp && row.job->ddp.comm_hook.kind != models::CommHookKind::kAllReduce) {
-    run["comm_hook"] = comm_hook_json(*row.job);
+    run["comm_hook"] = comm_hook_json(*row.job, row.program);
   }
   if (scenario.parallelism == Parallelism::kFsdp) {
-    run["fsdp"] = fsdp_layout_json(scenario, *row.job, r.world_size);
+    run["fsdp"] = fsdp_layout_json(row.program);
   } else {
-    run["buckets"] = buckets_json(*row.job);
+    run["buckets"] = buckets_json(*row.job, row.program);
   }
   if (row.sampler) run["sampler"] = sampler_json(*row.sampler);
   return run;

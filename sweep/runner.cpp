@@ -349,10 +349,11 @@ bool gather_simulations(const Partition& part, Simulations& sims, const std::exc
 SweepRow finish_row(const Scenario& scenario, std::shared_ptr<const models::DdpJob> job, double cap, models::RunResult run,
                     const std::optional<models::RunResult>& elastic) {
   const int w = run.world_size;
-  SweepRow row{std::move(run), std::move(job), {}, cap, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  SweepRow row{std::move(run), std::move(job), {}, cap, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   price_failures(scenario, *row.job, elastic, row);
   row.closed_form_ms = closed_form_ms(scenario, *row.job, w);
   row.memory = predict_memory(scenario, w);
+  row.program = summarize_program(scenario, *row.job, w);
   if (scenario.memory.device_bytes && row.memory.peak() > *scenario.memory.device_bytes) {
     row.run = out_of_memory(row.run, *row.job, row.memory, *scenario.memory.device_bytes);
     row.restarts.reset();

@@ -15,6 +15,7 @@
 #include "models/sampler.hpp"
 #include "netsim/simgrid_engine.hpp"
 #include "sweep/partition.hpp"
+#include "sweep/program_summary.hpp"
 #include "loader/scenario.hpp"
 #include "sim/chrome_trace.hpp"
 
@@ -54,6 +55,8 @@ struct SweepRow {
   models::MemoryEstimate memory;  ///< what each rank needs (loader/memory_plan.hpp)
   /// Files (name, text) a RecordFailed hook made of this row's run, when it hung or crashed.
   std::vector<std::pair<std::string, std::string>> recorded;
+  /// What the row's program moves and how it is laid out (the reports read it).
+  ProgramSummary program;
 };
 
 struct SweepResult {
