@@ -122,3 +122,12 @@ TEST_CASE("memory rows add up to the peak, and all_fit follows the device") {
   CHECK_FALSE(row.fits.has_value());
   CHECK(m.all_fit());
 }
+
+TEST_CASE("buckets are DDP's, initial and rebuilt, and hold every gradient byte") {
+  const ddpsim::BucketReport b = ddpsim::buckets(ddpsim::load_text(kLab));
+  REQUIRE_FALSE(b.initial.empty());
+  std::int64_t bytes = 0;
+  for (const ddpsim::Bucket& bucket : b.initial) bytes += bucket.bytes;
+  CHECK(bytes == 4000000);
+  CHECK(b.text.find("bucket") != std::string::npos);
+}

@@ -9,6 +9,7 @@
 #include "cli/cli_io.hpp"
 #include "cli/mpi_session.hpp"
 #include "cli/verb.hpp"
+#include "ddpsim/ddpsim.hpp"
 #include "report/sweep_report.hpp"
 #include "loader/input_error.hpp"
 #include "loader/scenario.hpp"
@@ -23,9 +24,9 @@ struct BucketsOptions {
 };
 
 int buckets(const std::string& path, const std::string& json) {
-  const auto scenario = ddpsim::scenarios::load_scenario(path);
-  ddpsim::report::write_buckets(std::cout, scenario);
-  if (!json.empty()) write_file(json, ddpsim::report::buckets_to_json(scenario));
+  const ddpsim::BucketReport r = ddpsim::buckets(ddpsim::load(path));
+  std::cout << r.text;
+  if (!json.empty()) write_file(json, r.json);
   return 0;
 }
 

@@ -77,7 +77,8 @@ void price_failures(const Scenario& scenario, const models::DdpJob& job, const s
 // the tasks not yet started and throws Cancelled.
 void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& task,
                   const ProgressFn& progress = {}) {
-  std::atomic<std::size_t> next{0}, done{0};
+  std::atomic<std::size_t> next{0};
+  std::size_t done = 0;  // guarded by mutex
   std::mutex mutex;
   std::exception_ptr failure;
   bool cancelled = false;
@@ -90,9 +91,10 @@ void parallel_for(std::size_t n, int threads, const std::function<void(std::size
         if (!failure) failure = std::current_exception();
         next = n;
       }
-      const std::size_t d = ++done;
       if (progress) {
+        // Counted under the lock: the callback hears 1, 2, ... n in order, whichever thread finished.
         const std::lock_guard lock(mutex);
+        const std::size_t d = ++done;
         if (!cancelled && !progress(d, n)) {
           cancelled = true;
           next = n;

@@ -174,6 +174,26 @@ struct MemoryReport {
 /// Memory per rank at each of the scenario's world sizes, or at `world_size` alone.
 MemoryReport memory(const Scenario& scenario, std::optional<int> world_size = std::nullopt);
 
+/// One of DDP's gradient buckets: its parameters (names), bytes and dtype.
+struct Bucket {
+  std::int64_t bytes = 0;
+  std::string dtype;
+  std::vector<std::string> params;
+};
+
+/// DDP's buckets, as the Reducer builds them and rebuilds them after the first iteration.
+struct BucketReport {
+  std::int64_t bucket_cap_bytes = 0;
+  std::vector<Bucket> initial;
+  std::optional<std::vector<Bucket>> rebuilt;  ///< none when DDP does not rebuild
+  std::optional<int> rebuild_iteration;
+  std::string text;  ///< ddpsim buckets' output
+  std::string json;  ///< ddpsim buckets --json
+};
+
+/// The scenario's gradient buckets, initial and rebuilt (ddpsim buckets).
+BucketReport buckets(const Scenario& scenario);
+
 struct AdviseOptions {
   std::string objective = "throughput";  ///< step, throughput, gpu_hours, goodput
   std::vector<int> world_sizes;          ///< empty: the scenario's

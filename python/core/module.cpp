@@ -105,6 +105,17 @@ void bind_results(nb::module_& m) {
       .def_ro("peak", &ddpsim::MemoryRow::peak)
       .def_ro("peak_at", &ddpsim::MemoryRow::peak_at)
       .def_ro("fits", &ddpsim::MemoryRow::fits);
+  nb::class_<ddpsim::Bucket>(m, "Bucket")
+      .def_ro("bytes", &ddpsim::Bucket::bytes)
+      .def_ro("dtype", &ddpsim::Bucket::dtype)
+      .def_ro("params", &ddpsim::Bucket::params);
+  nb::class_<ddpsim::BucketReport>(m, "BucketReport")
+      .def_ro("bucket_cap_bytes", &ddpsim::BucketReport::bucket_cap_bytes)
+      .def_ro("initial", &ddpsim::BucketReport::initial)
+      .def_ro("rebuilt", &ddpsim::BucketReport::rebuilt)
+      .def_ro("rebuild_iteration", &ddpsim::BucketReport::rebuild_iteration)
+      .def_ro("text", &ddpsim::BucketReport::text)
+      .def_ro("json", &ddpsim::BucketReport::json);
   nb::class_<ddpsim::MemoryReport>(m, "MemoryReport")
       .def_ro("scenario", &ddpsim::MemoryReport::scenario)
       .def_ro("program", &ddpsim::MemoryReport::program)
@@ -180,6 +191,7 @@ NB_MODULE(_core, m) {
         "max_memory_gb"_a, "progress"_a.none());
   m.def("memory", [](const ddpsim::Scenario& s, std::optional<int> w) { return ddpsim::memory(s, w); }, "scenario"_a,
         "world_size"_a.none());
+  m.def("buckets", &ddpsim::buckets, "scenario"_a);
   m.def("advise", &advise, "scenario"_a, "objective"_a, "world_sizes"_a, "global_batch_min"_a.none(),
         "global_batch_max"_a.none(), "threads"_a, "programs"_a, "top"_a);
   m.def("explain", &ddpsim::explain, "dump_dir"_a);

@@ -33,13 +33,13 @@ def _point_at_installed_files():
 _point_at_installed_files()
 
 from . import _core  # noqa: E402  (after the environment above: the core reads it)
-from ._results import Advice, Candidate, Explanation, MemoryReport, MemoryRow, Result, Run, _copy  # noqa: E402
+from ._results import Advice, Bucket, BucketReport, Candidate, Explanation, MemoryReport, MemoryRow, Result, Run, _copy  # noqa: E402
 from ._scenario import Scenario, load  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = ["Error", "Scenario", "Result", "Run", "MemoryReport", "MemoryRow", "Advice", "Candidate", "Explanation",
-           "load", "run", "memory", "advise", "explain", "version"]
+           "Bucket", "BucketReport", "load", "run", "memory", "buckets", "advise", "explain", "version"]
 
 
 def _as_scenario(scenario):
@@ -64,6 +64,11 @@ def memory(scenario, *, world_size=None):
     """Memory per rank by kind at each of the scenario's world sizes (or at world_size):
     a MemoryReport, as `ddpsim memory` prints it."""
     return MemoryReport(_core.memory(_as_scenario(scenario)._core, world_size))
+
+
+def buckets(scenario):
+    """DDP's gradient buckets, initial and rebuilt, as `ddpsim buckets`: a BucketReport."""
+    return BucketReport(_core.buckets(_as_scenario(scenario)._core))
 
 
 def advise(scenario, *, objective="throughput", world_sizes=None, global_batch=None, threads=1, programs=None,

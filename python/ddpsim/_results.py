@@ -124,6 +124,31 @@ class MemoryReport:
 
 
 @dataclasses.dataclass(frozen=True)
+class Bucket:
+    """One of DDP's gradient buckets: its bytes, dtype and parameters (names)."""
+    bytes: int
+    dtype: str
+    params: List[str]
+
+
+class BucketReport:
+    """`ddpsim buckets`: DDP's buckets as built (.initial) and rebuilt after the first
+    iteration (.rebuilt, None when DDP does not rebuild), its text and JSON."""
+
+    def __init__(self, core):
+        self.bucket_cap_bytes: int = core.bucket_cap_bytes
+        self.initial: List[Bucket] = [_copy(Bucket, b) for b in core.initial]
+        self.rebuilt: Optional[List[Bucket]] = (None if core.rebuilt is None
+                                                else [_copy(Bucket, b) for b in core.rebuilt])
+        self.rebuild_iteration: Optional[int] = core.rebuild_iteration
+        self.text: str = core.text
+        self.json: str = core.json
+
+    def __repr__(self):
+        return self.text
+
+
+@dataclasses.dataclass(frozen=True)
 class Candidate:
     """One configuration the advisor simulated."""
     description: str

@@ -126,6 +126,19 @@ def test_memory_is_the_commands(tmp_path):
                for r in m.rows)
 
 
+def test_buckets_are_the_commands(tmp_path):
+    path = os.path.join(ROOT, "scenarios", "bucket_sweep.yaml")
+    out = tmp_path / "b.json"
+    p = cli("buckets", path, "--json", str(out))
+    b = ddpsim.buckets(path)
+    assert b.text == p.stdout
+    assert b.json == out.read_text()
+    doc = json.loads(b.json)
+    assert [x.bytes for x in b.initial] == [x["bytes"] for x in doc["initial"]]
+    assert (b.rebuilt is None) == (doc["rebuilt"] is None)
+    assert sum(len(x.params) for x in b.initial) > 0
+
+
 def test_advise_is_the_commands(tmp_path):
     path = os.path.join(ROOT, "bench", "advise_gpt2_512.yaml")
     out = tmp_path / "a.json"
